@@ -1,0 +1,1 @@
+"""Analyses shared by every rule: import aliases, device inference, allowed regions, noqa."""

@@ -1,0 +1,234 @@
+"""Device inference for calls: torch factories, tensor methods, numpy and builtins."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.values import (
+    ACCELERATOR_DEVICE,
+    CPU_DEVICE,
+    DEVICE_TENSOR,
+    HOST_TENSOR,
+    NUMPY,
+    PYTHON,
+    PYTHON_SCALAR,
+    TENSOR,
+    UNKNOWN,
+    DeviceLiteral,
+    DType,
+    Place,
+    Value,
+    combine_operands,
+)
+
+if TYPE_CHECKING:
+    from syncllint.analysis.imports import ImportMap
+
+_DTYPE_BY_NAME = {
+    "bool": DType.BOOL,
+    **dict.fromkeys("int8 int16 int32 int64 uint8 uint16 uint32 uint64 long int short".split(), DType.INT),
+    **dict.fromkeys(
+        "float16 float32 float64 bfloat16 half float double float8_e4m3fn float8_e5m2".split(), DType.FLOAT
+    ),
+}
+
+
+def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    return pos[index].value if index < len(pos) else None
+
+
+def is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+class CallInference:
+    """Mixin of DeviceInference; ``infer`` and ``imports`` come from there."""
+
+    imports: ImportMap
+
+    def infer(self, node: cst.BaseExpression) -> Value:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def default_device(self) -> DeviceLiteral | None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # -- device specs -----------------------------------------------------------------------
+    def device_spec(self, node: cst.BaseExpression | None) -> DeviceLiteral | None:
+        """What a ``device=`` argument denotes, when the code shows it."""
+        if node is None:
+            return None
+        if isinstance(node, cst.SimpleString):
+            text = node.evaluated_value
+            if isinstance(text, bytes):
+                return None
+            text = text.strip().lower()
+            if text == "cpu" or text.startswith("cpu:"):
+                return DeviceLiteral.CPU
+            if text.startswith(api.ACCELERATOR_PREFIXES):
+                return DeviceLiteral.ACCELERATOR
+            return None
+        if isinstance(node, cst.Integer):
+            return DeviceLiteral.ACCELERATOR  # ``device=0`` is CUDA device 0
+        if isinstance(node, cst.Call):
+            name = self.imports.qualify(node.func)
+            if name == "torch.device":
+                return self.device_spec(positional(node, 0) or keyword(node, "type"))
+            if name in ("torch.cuda.current_device",):
+                return DeviceLiteral.ACCELERATOR
+        return self.infer(node).device_literal
+
+    def dtype_of(self, node: cst.BaseExpression | None) -> DType:
+        if node is None:
+            return DType.UNKNOWN
+        name = self.imports.qualify(node) or ""
+        return _DTYPE_BY_NAME.get(name.rsplit(".", 1)[-1], DType.UNKNOWN) if name.startswith("torch.") else DType.UNKNOWN
+
+    def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value:
+        if device is None:
+            if self.default_device is DeviceLiteral.ACCELERATOR:
+                return DEVICE_TENSOR
+            return fallback
+        spec = self.device_spec(device)
+        if spec is DeviceLiteral.CPU:
+            return HOST_TENSOR
+        if spec is DeviceLiteral.ACCELERATOR:
+            return DEVICE_TENSOR
+        return TENSOR
+
+    # -- calls ------------------------------------------------------------------------------
+    def infer_call(self, call: cst.Call) -> Value:
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            qualified = self.imports.qualify(func)
+            if qualified is not None and qualified.startswith(("torch.", "numpy.")):
+                return self._infer_module_call(qualified, call)
+            return self._infer_method(func, call)
+        qualified = self.imports.qualify(func)
+        if qualified is None:
+            return UNKNOWN
+        if qualified.startswith(("torch.", "numpy.")):
+            return self._infer_module_call(qualified, call)
+        if qualified in api.PYTHON_RESULT_BUILTINS and not self.imports.is_imported(qualified):
+            if qualified in ("sum", "max", "min", "next", "abs"):
+                args = [self.infer(a.value) for a in call.args]
+                if any(a.is_tensor for a in args):
+                    return TENSOR if not any(a.place == Place.DEVICE for a in args) else DEVICE_TENSOR
+                return UNKNOWN if qualified == "next" else PYTHON_SCALAR
+            if qualified in ("int", "float", "bool", "len", "round", "str", "repr", "hash", "id"):
+                return PYTHON_SCALAR
+            return PYTHON
+        return UNKNOWN
+
+    def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:
+        if qualified.startswith("numpy."):
+            return NUMPY
+        if qualified in api.TORCH_FACTORIES:
+            place = self._place_for_device(keyword(call, "device"), HOST_TENSOR)
+            if qualified in api.HOST_DATA_CONSTRUCTORS and keyword(call, "device") is None:
+                data = self.infer(positional(call, 0) or cst.Name("None"))
+                if data.is_tensor:
+                    place = Value(data.place)  # torch.tensor(t) / as_tensor(t) keep t's device
+            if is_true(keyword(call, "pin_memory")):
+                place = Value(Place.HOST_TENSOR, pinned=True)
+            dtype = self.dtype_of(keyword(call, "dtype"))
+            zero_dim = qualified in ("torch.tensor", "torch.scalar_tensor") and isinstance(
+                positional(call, 0), (cst.Integer, cst.Float, cst.Name)
+            ) and not self.infer(positional(call, 0) or cst.Name("None")).is_tensor
+            return Value(place.place, dtype, zero_dim, place.pinned)
+        if qualified in api.TORCH_LIKE_FACTORIES:
+            first = positional(call, 0)
+            fallback = self.infer(first) if first is not None else TENSOR
+            if not fallback.is_tensor:
+                fallback = TENSOR
+            place = self._place_for_device(keyword(call, "device"), Value(fallback.place))
+            return Value(place.place, self.dtype_of(keyword(call, "dtype")))
+        if qualified == "torch.from_numpy":
+            return HOST_TENSOR
+        if qualified == "torch.device":
+            spec = self.device_spec(call)
+            return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
+        if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
+            return PYTHON
+        args = [self.infer(a.value) for a in call.args]
+        for a in call.args:
+            if isinstance(a.value, (cst.List, cst.Tuple)):  # torch.cat([a, b]), torch.stack((a, b))
+                args.extend(self.infer(el.value) for el in a.value.elements)
+        tensors = [v for v in args if v.is_tensor]
+        if not tensors:
+            return TENSOR if qualified.count(".") == 1 else UNKNOWN
+        result = combine_operands(tensors)
+        if qualified in api.TORCH_BOOL_FUNCTIONS:
+            result = result.with_dtype(DType.BOOL)
+        return result
+
+    def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
+        method = func.attr.value
+        owner = self.infer(func.value)
+        if method in api.METADATA_METHODS:
+            return PYTHON
+        if method in ("item", "tolist"):
+            return PYTHON_SCALAR if method == "item" else PYTHON
+        if owner.place == Place.NUMPY:
+            return NUMPY
+        if owner.place == Place.PYTHON:
+            return UNKNOWN
+        if method == "cpu":
+            return HOST_TENSOR if owner.place != Place.UNKNOWN or not call.args else UNKNOWN
+        if method == "numpy":
+            return NUMPY
+        if method == "cuda":
+            return DEVICE_TENSOR
+        if method == "pin_memory":
+            return Value(Place.HOST_TENSOR, owner.dtype, pinned=True)
+        if method == "to":
+            return self._infer_to(owner, call)
+        if method == "new_tensor" or method.startswith("new_"):
+            if owner.is_tensor:
+                return self._place_for_device(keyword(call, "device"), Value(owner.place))
+            return UNKNOWN
+        if not owner.is_tensor:
+            return UNKNOWN
+        if method in api.SAME_PLACE_BOOL_METHODS:
+            dtype = DType.BOOL
+        elif method in api.SAME_PLACE_INT_METHODS:
+            dtype = DType.INT
+        elif method in api.SAME_PLACE_FLOAT_METHODS:
+            dtype = DType.FLOAT
+        else:
+            dtype = owner.dtype
+        zero_dim = method in api.REDUCTIONS_TO_0D and not call.args
+        return Value(owner.place, dtype, zero_dim)
+
+    def _infer_to(self, owner: Value, call: cst.Call) -> Value:
+        target = keyword(call, "device")
+        for arg in call.args:
+            if arg.keyword is None and target is None:
+                if self.dtype_of(arg.value) is DType.UNKNOWN:
+                    target = arg.value
+                break
+        if target is None:
+            return owner if owner.is_tensor else UNKNOWN
+        spec = self.device_spec(target)
+        if spec is DeviceLiteral.CPU:
+            return Value(Place.HOST_TENSOR, owner.dtype)
+        if spec is DeviceLiteral.ACCELERATOR:
+            return Value(Place.DEVICE, owner.dtype)
+        other = self.infer(target)
+        if other.is_tensor:  # ``x.to(other)`` takes other's device and dtype
+            return Value(other.place)
+        return Value(Place.TENSOR, owner.dtype)
+
+
+__all__ = ["CallInference", "keyword", "positional", "is_true", "PYTHON", "PYTHON_SCALAR"]

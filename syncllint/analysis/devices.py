@@ -1,0 +1,240 @@
+"""Device inference: where does the data behind a name or an expression live?
+
+The engine drives one pass over the module in source order; this class keeps the scopes and
+bindings seen so far, so ``infer`` answers with everything assigned above the expression in its
+function (and in the module and the enclosing class's ``self.`` attributes). It is flow-ordered,
+not flow-sensitive: the last binding seen wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.calls import CallInference
+from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.values import (
+    DEVICE_TENSOR,
+    HOST_TENSOR,
+    NUMPY,
+    PYTHON,
+    PYTHON_SCALAR,
+    TENSOR,
+    UNKNOWN,
+    DeviceLiteral,
+    DType,
+    Place,
+    Value,
+    combine_operands,
+    join,
+)
+
+
+@dataclass
+class _Scope:
+    names: dict[str, Value] = field(default_factory=dict)
+    default_device: DeviceLiteral | None = None
+
+
+class DeviceInference(CallInference):
+    def __init__(
+        self,
+        imports: ImportMap,
+        host_suffixes: tuple[str, ...],
+        device_suffixes: tuple[str, ...],
+    ) -> None:
+        self.imports = imports
+        self._host_suffixes = host_suffixes
+        self._device_suffixes = device_suffixes
+        self._scopes: list[_Scope] = [_Scope()]
+        # ``self.x`` bindings, per enclosing class, shared by all its methods.
+        self._class_attrs: list[dict[str, Value]] = []
+
+    # -- scopes -----------------------------------------------------------------------------
+    def enter_function(self) -> None:
+        self._scopes.append(_Scope(default_device=self._scopes[-1].default_device))
+
+    def exit_function(self) -> None:
+        self._scopes.pop()
+
+    def enter_class(self) -> None:
+        self._class_attrs.append({})
+
+    def exit_class(self) -> None:
+        self._class_attrs.pop()
+
+    def set_default_device(self, device: DeviceLiteral | None) -> None:
+        self._scopes[-1].default_device = device
+
+    @property
+    def default_device(self) -> DeviceLiteral | None:
+        return self._scopes[-1].default_device
+
+    # -- binding ----------------------------------------------------------------------------
+    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            self._scopes[-1].names[target.value] = value
+        elif isinstance(target, cst.Attribute):
+            key = dotted_name(target)
+            if key is not None and key.startswith("self.") and self._class_attrs:
+                self._class_attrs[-1][key] = value
+            elif key is not None:
+                self._scopes[-1].names[key] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
+            element = value if value.is_tensor else UNKNOWN
+            for el in target.elements:
+                self.bind(el.value, element)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, PYTHON)
+
+    def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        for target in targets:
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+                if len(target.elements) == len(value.elements):
+                    for t_el, v_el in zip(target.elements, value.elements):
+                        self.bind(t_el.value, self.infer(v_el.value))
+                    continue
+            self.bind(target, self.infer(value))
+
+    def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
+        """Bind a function's parameters from annotations, names and the kind of function."""
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            value = self._annotation_value(param.annotation) if param.annotation else None
+            if value is None:
+                value = self._suffix_value(name)
+            if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
+                value = PYTHON_SCALAR
+            if value is None:
+                value = TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
+            self._scopes[-1].names[name] = value
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._scopes[-1].names[star.name.value] = PYTHON
+
+    def _annotation_value(self, annotation: cst.Annotation) -> Value | None:
+        node = annotation.annotation
+        # ``Optional[X]`` / ``X | None``: the X decides.
+        if isinstance(node, cst.Subscript):
+            name = self.imports.qualify(node.value) or ""
+            if name.rsplit(".", 1)[-1] == "Optional" and node.slice:
+                inner = node.slice[0].slice
+                if isinstance(inner, cst.Index):
+                    return self._annotation_value(cst.Annotation(inner.value))
+            if name in api.NUMPY_ANNOTATIONS:
+                return NUMPY
+            return PYTHON if name.rsplit(".", 1)[-1] in ("list", "List", "tuple", "Tuple", "dict", "Dict", "Sequence", "set") else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            for side in (node.left, node.right):
+                if not (isinstance(side, cst.Name) and side.value == "None"):
+                    return self._annotation_value(cst.Annotation(side))
+        if isinstance(node, cst.SimpleString):
+            return None
+        name = self.imports.qualify(node)
+        if name is None:
+            return None
+        if name in api.TENSOR_ANNOTATIONS:
+            return TENSOR
+        if name in api.NUMPY_ANNOTATIONS:
+            return NUMPY
+        if name in api.PYTHON_ANNOTATIONS:
+            return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
+        return None
+
+    # -- lookups ----------------------------------------------------------------------------
+    def _suffix_value(self, name: str) -> Value | None:
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf.endswith(self._host_suffixes):
+            return NUMPY if leaf.endswith("_np") else HOST_TENSOR
+        if leaf.endswith(self._device_suffixes):
+            return DEVICE_TENSOR
+        return None
+
+    def lookup(self, key: str) -> Value | None:
+        if key.startswith("self.") and self._class_attrs:
+            found = self._class_attrs[-1].get(key)
+            if found is not None:
+                return found
+        current = self._scopes[-1].names.get(key)
+        if current is not None:
+            return current
+        return self._scopes[0].names.get(key)
+
+    # -- expressions ------------------------------------------------------------------------
+    def infer(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return PYTHON_SCALAR
+            return self.lookup(node.value) or self._suffix_value(node.value) or UNKNOWN
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+            return PYTHON_SCALAR
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return PYTHON_SCALAR
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)):
+            return PYTHON
+        if isinstance(node, cst.Attribute):
+            return self._infer_attribute(node)
+        if isinstance(node, cst.Call):
+            return self.infer_call(node)
+        if isinstance(node, cst.Subscript):
+            return self._infer_subscript(node)
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return PYTHON_SCALAR
+            return self.infer(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return combine_operands([self.infer(node.left), self.infer(node.right)])
+        if isinstance(node, cst.Comparison):
+            operands = [self.infer(node.left)] + [self.infer(c.comparator) for c in node.comparisons]
+            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+                return PYTHON_SCALAR
+            result = combine_operands(operands)
+            return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result
+        if isinstance(node, cst.IfExp):
+            return join(self.infer(node.body), self.infer(node.orelse))
+        if isinstance(node, cst.BooleanOperation):
+            return join(self.infer(node.left), self.infer(node.right))
+        if isinstance(node, cst.NamedExpr):
+            return self.infer(node.value)
+        if isinstance(node, cst.Lambda):
+            return PYTHON
+        return UNKNOWN
+
+    def _infer_attribute(self, node: cst.Attribute) -> Value:
+        key = dotted_name(node)
+        if key is not None:
+            found = self.lookup(key)
+            if found is not None:
+                return found
+        attr = node.attr.value
+        if attr in api.METADATA_ATTRS:
+            if attr == "device":
+                owner = self.infer(node.value)
+                if owner.place == Place.DEVICE:
+                    return Value(Place.PYTHON, device_literal=DeviceLiteral.ACCELERATOR)
+                if owner.place == Place.HOST_TENSOR:
+                    return Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
+            return PYTHON
+        if attr in api.VIEW_ATTRS:
+            owner = self.infer(node.value)
+            if owner.is_tensor or owner.place == Place.NUMPY:
+                return owner
+        return self._suffix_value(attr) or UNKNOWN
+
+    def _infer_subscript(self, node: cst.Subscript) -> Value:
+        base = node.value
+        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
+            return PYTHON_SCALAR
+        owner = self.infer(base)
+        if owner.is_tensor or owner.place == Place.NUMPY:
+            return Value(owner.place, owner.dtype)
+        return UNKNOWN
+
+    def is_numpy_name(self, qualified: str | None) -> bool:
+        return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
+
+
+__all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]

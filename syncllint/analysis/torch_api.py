@@ -1,0 +1,81 @@
+"""What device inference knows about the torch / numpy API, kept as data."""
+
+from __future__ import annotations
+
+# Factories that allocate a new tensor; the device comes from ``device=`` (or the default device).
+TORCH_FACTORIES = frozenset(
+    "torch." + n
+    for n in (
+        "tensor as_tensor asarray zeros ones empty full arange range linspace logspace eye "
+        "rand randn randint randperm normal empty_strided scalar_tensor sparse_coo_tensor "
+        "tril_indices triu_indices bartlett_window hann_window hamming_window blackman_window"
+    ).split()
+)
+# ``*_like`` factories follow their first argument unless ``device=`` says otherwise.
+TORCH_LIKE_FACTORIES = frozenset(
+    "torch." + n
+    for n in "zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split()
+)
+# Factories that copy host data (a list, a number, an array) into a new tensor.
+HOST_DATA_CONSTRUCTORS = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
+
+# Tensor methods that keep the receiver's place; some fix the dtype or make a 0-d result.
+SAME_PLACE_BOOL_METHODS = frozenset(
+    "bool any all isnan isinf isfinite isneginf isposinf eq ne lt le gt ge logical_and "
+    "logical_or logical_not logical_xor isin signbit".split()
+)
+SAME_PLACE_INT_METHODS = frozenset("long int short char byte argmax argmin argsort".split())
+SAME_PLACE_FLOAT_METHODS = frozenset("float half double bfloat16".split())
+REDUCTIONS_TO_0D = frozenset("sum mean max min prod any all norm argmax argmin std var amax amin".split())
+
+# Tensor attributes / methods that give host values (metadata; never a sync).
+METADATA_ATTRS = frozenset(
+    "shape ndim dtype device is_cuda is_cpu layout requires_grad is_leaf names "
+    "grad_fn is_sparse is_quantized is_meta itemsize nbytes".split()
+)
+METADATA_METHODS = frozenset(
+    "size dim numel stride element_size data_ptr is_contiguous get_device nelement "
+    "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
+)
+VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
+
+# Torch functions whose result is a bool tensor.
+TORCH_BOOL_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "isin isnan isinf isfinite isneginf isposinf eq ne lt le gt ge greater less "
+        "logical_and logical_or logical_not logical_xor isclose any all signbit"
+    ).split()
+)
+# Torch functions that answer on the host without touching tensor data.
+TORCH_HOST_FUNCTIONS = frozenset(
+    "torch." + n
+    for n in (
+        "is_tensor is_floating_point is_complex numel is_grad_enabled is_inference_mode_enabled "
+        "get_default_dtype get_default_device device dtype Size finfo iinfo manual_seed "
+        "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
+        "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
+        "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties"
+    ).split()
+)
+
+# Host-side Python builtins and their results.
+PYTHON_RESULT_BUILTINS = frozenset(
+    "len int float bool str repr list tuple dict set frozenset range enumerate zip isinstance "
+    "issubclass hasattr getattr id hash type round abs divmod ord chr format sorted reversed "
+    "any all min max sum map filter iter next".split()
+)
+
+ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "privateuseone", "mtia")
+
+# Names and annotations that say "numpy".
+NUMPY_MODULES = ("numpy",)
+NUMPY_ANNOTATIONS = frozenset(
+    ("numpy.ndarray", "numpy.typing.NDArray", "numpy.typing.ArrayLike", "numpy.generic")
+)
+TENSOR_ANNOTATIONS = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+PYTHON_ANNOTATIONS = frozenset(
+    "int float bool str bytes list tuple dict set frozenset complex None "
+    "typing.List typing.Tuple typing.Dict typing.Set typing.Sequence typing.Mapping "
+    "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype".split()
+)

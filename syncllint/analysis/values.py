@@ -1,0 +1,106 @@
+"""The abstract values device inference assigns to expressions."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+
+class Place(enum.Enum):
+    """Where the data behind an expression lives, as far as the code shows."""
+
+    DEVICE = "device"  # a tensor on an accelerator
+    HOST_TENSOR = "host-tensor"  # a tensor in host memory
+    NUMPY = "numpy"
+    PYTHON = "python"  # numbers, strings, containers, torch.device objects, None
+    TENSOR = "tensor"  # a tensor whose device the code does not show
+    UNKNOWN = "unknown"
+
+
+class DType(enum.Enum):
+    BOOL = "bool"
+    INT = "int"
+    FLOAT = "float"
+    UNKNOWN = "unknown"
+
+
+class DeviceLiteral(enum.Enum):
+    """What a device-valued expression (``"cuda"``, ``torch.device("cpu")``) denotes."""
+
+    CPU = "cpu"
+    ACCELERATOR = "accelerator"
+
+
+@dataclass(frozen=True)
+class Value:
+    place: Place
+    dtype: DType = DType.UNKNOWN
+    zero_dim: bool = False  # a known 0-d tensor, or a Python scalar
+    pinned: bool = False
+    device_literal: DeviceLiteral | None = None  # set when the value *is* a device spec
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.place in (Place.DEVICE, Place.HOST_TENSOR, Place.TENSOR)
+
+    @property
+    def is_host(self) -> bool:
+        """Known to be host data: reading it never waits for a GPU."""
+        return self.place in (Place.HOST_TENSOR, Place.NUMPY, Place.PYTHON)
+
+    @property
+    def may_be_device(self) -> bool:
+        return self.place in (Place.DEVICE, Place.TENSOR, Place.UNKNOWN)
+
+    def with_dtype(self, dtype: DType) -> Value:
+        return replace(self, dtype=dtype)
+
+    def with_zero_dim(self, zero_dim: bool) -> Value:
+        return replace(self, zero_dim=zero_dim)
+
+
+UNKNOWN = Value(Place.UNKNOWN)
+PYTHON = Value(Place.PYTHON)
+PYTHON_SCALAR = Value(Place.PYTHON, zero_dim=True)
+NUMPY = Value(Place.NUMPY)
+TENSOR = Value(Place.TENSOR)
+DEVICE_TENSOR = Value(Place.DEVICE)
+HOST_TENSOR = Value(Place.HOST_TENSOR)
+CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
+ACCELERATOR_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.ACCELERATOR)
+
+_TENSOR_PLACES = (Place.DEVICE, Place.TENSOR, Place.HOST_TENSOR)
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value known at a merge of two possibilities (if/else arms)."""
+    if a == b:
+        return a
+    dtype = a.dtype if a.dtype == b.dtype else DType.UNKNOWN
+    zero_dim = a.zero_dim and b.zero_dim
+    if a.place == b.place:
+        return Value(a.place, dtype, zero_dim)
+    if a.place in _TENSOR_PLACES and b.place in _TENSOR_PLACES:
+        return Value(Place.TENSOR, dtype, zero_dim)
+    # ``None if c else t`` is as good as ``t`` for sync purposes.
+    if a.place == Place.PYTHON and b.place != Place.UNKNOWN:
+        return b
+    if b.place == Place.PYTHON and a.place != Place.UNKNOWN:
+        return a
+    return UNKNOWN
+
+
+def combine_operands(values: list[Value]) -> Value:
+    """Place of the result of arithmetic over ``values`` (torch broadcasting rules)."""
+    places = {v.place for v in values}
+    if Place.DEVICE in places:
+        return DEVICE_TENSOR
+    if Place.TENSOR in places:
+        return TENSOR
+    if Place.HOST_TENSOR in places:
+        return HOST_TENSOR
+    if Place.NUMPY in places:
+        return NUMPY
+    if places == {Place.PYTHON}:
+        return PYTHON_SCALAR if all(v.zero_dim for v in values) else PYTHON
+    return UNKNOWN

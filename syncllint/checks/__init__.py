@@ -1,0 +1,67 @@
+"""The rule registry and ruff-style selection (full codes, prefixes, ``ALL``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from syncllint.checks.base import Rule
+from syncllint.diagnostics import PARSE_ERROR_CODE
+
+# Code numbering: SYNC0xx meta, SYNC1xx host reads, SYNC2xx host->device copies,
+# SYNC3xx data-dependent shapes, SYNC4xx writes, SYNC5xx implicit conversions,
+# SYNC6xx checked and comparing ops, SYNC7xx explicit waits, SYNC8xx race hazards.
+FAMILIES = {
+    "SYNC1": "host reads",
+    "SYNC2": "host->device copies",
+    "SYNC3": "data-dependent shapes",
+    "SYNC4": "writes",
+    "SYNC5": "implicit conversions",
+    "SYNC6": "checked and comparing ops",
+    "SYNC7": "explicit waits",
+    "SYNC8": "race hazards",
+}
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[type[Rule], ...]:
+    from syncllint.checks import h2d, host_reads, masks
+
+    rules: list[type[Rule]] = []
+    for module in (host_reads, h2d, masks):
+        rules.extend(module.RULES)
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    return next((r for r in all_rules() if r.code == code.upper()), None)
+
+
+def _matches(selector: str, code: str) -> bool:
+    selector = selector.upper()
+    return selector == "ALL" or code.startswith(selector)
+
+
+def is_valid_selector(selector: str) -> bool:
+    upper = selector.upper()
+    if upper == "ALL" or PARSE_ERROR_CODE.startswith(upper):
+        return True
+    return any(r.code.startswith(upper) for r in all_rules())
+
+
+def select_rules(
+    select: tuple[str, ...] | None, extend_select: tuple[str, ...], ignore: tuple[str, ...]
+) -> tuple[type[Rule], ...]:
+    """ruff's resolution: ``select`` replaces the defaults, ``extend-select`` adds, ``ignore``
+    removes; among the selectors that match a code, the most specific one wins."""
+    chosen: list[type[Rule]] = []
+    for rule in all_rules():
+        best_len, enabled = -1, rule.enabled_by_default and select is None
+        for selectors, on in ((select or (), True), (extend_select, True), (ignore, False)):
+            for selector in selectors:
+                if _matches(selector, rule.code):
+                    length = 0 if selector.upper() == "ALL" else len(selector)
+                    if length >= best_len:
+                        best_len, enabled = length, on
+        if enabled:
+            chosen.append(rule)
+    return tuple(chosen)

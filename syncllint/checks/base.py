@@ -1,0 +1,90 @@
+"""What a rule is, and what it sees while the engine walks a file.
+
+A rule is a class with a code, a name and ``visit_<NodeType>(node, ctx)`` methods (libcst node
+class names). The engine instantiates every selected rule once and calls all of them from one
+batched pass over the tree, so a rule never walks the tree itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+import libcst as cst
+
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.values import Place, Value
+from syncllint.diagnostics import Applicability, Confidence, Severity
+
+
+@dataclass(frozen=True)
+class FixProposal:
+    """Replace ``target`` with ``replacement``; the engine turns it into text edits."""
+
+    target: cst.CSTNode
+    replacement: cst.CSTNode
+    applicability: Applicability
+    message: str
+    # ``(module, name)`` pairs the new code needs, e.g. ``("torch", None)`` for ``import torch``.
+    imports: tuple[tuple[str, str | None], ...] = ()
+
+
+class RuleContext(Protocol):
+    """The engine's view handed to rules."""
+
+    inference: DeviceInference
+    imports: ImportMap
+    module_imports_torch: bool
+    module_imports_numpy: bool
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        message: str,
+        confidence: Confidence,
+        fix: FixProposal | None = None,
+    ) -> None: ...
+
+    def qualify(self, node: cst.BaseExpression) -> str | None: ...
+
+    def is_store(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is assigned to (an assignment, ``del`` or loop target)."""
+        ...
+
+
+class Rule:
+    """Base class of every rule."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    family: ClassVar[str]
+    summary: ClassVar[str]  # one line for the rule table
+    enabled_by_default: ClassVar[bool] = True
+    # None: error on hot paths, warning elsewhere. Explicit waits pin INFO.
+    fixed_severity: ClassVar[Severity | None] = None
+    fix_applicability: ClassVar[Applicability | None] = None
+
+    def visitors(self) -> dict[str, Callable[[cst.CSTNode, RuleContext], None]]:
+        """``{"Call": self.visit_Call, ...}`` for the engine's dispatch table."""
+        found: dict[str, Callable[[cst.CSTNode, RuleContext], None]] = {}
+        for attr in dir(type(self)):
+            if attr.startswith("visit_"):
+                found[attr[len("visit_"):]] = getattr(self, attr)
+        return found
+
+
+def receiver_confidence(value: Value, ctx: RuleContext) -> Confidence | None:
+    """How sure we are that a tensor-only method call on ``value`` reads device memory.
+
+    None means "known host data: do not report".
+    """
+    if value.place is Place.DEVICE:
+        return Confidence.HIGH
+    if value.place is Place.TENSOR:
+        return Confidence.MEDIUM
+    if value.place is Place.UNKNOWN:
+        return Confidence.MEDIUM if ctx.module_imports_torch else Confidence.LOW
+    return None

@@ -1,0 +1,82 @@
+"""SYNC2xx: host->device copies that make the host wait."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.values import DeviceLiteral, Place
+from syncllint.checks.base import Rule, RuleContext, receiver_confidence
+from syncllint.diagnostics import Confidence
+
+_CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
+
+
+class TensorFromHostData(Rule):
+    code = "SYNC201"
+    name = "tensor-from-host-data"
+    family = "host->device copies"
+    summary = "`torch.tensor(data, device=...)` / `as_tensor` / `new_tensor` copy host data with a blocking copy"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.Call):
+            return
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
+            self._check_new_tensor(node, node.func, ctx)
+            return
+        qualified = ctx.qualify(node.func)
+        if qualified not in _CONSTRUCTORS:
+            return
+        device = keyword(node, "device")
+        if device is None:
+            if ctx.inference.default_device is not DeviceLiteral.ACCELERATOR:
+                return
+            confidence = Confidence.HIGH
+        else:
+            spec = ctx.inference.device_spec(device)
+            if spec is DeviceLiteral.CPU:
+                return
+            confidence = Confidence.HIGH if spec is DeviceLiteral.ACCELERATOR else Confidence.MEDIUM
+        data = positional(node, 0) or keyword(node, "data")
+        if data is None or not self._is_host_data(data, ctx):
+            return
+        ctx.report(
+            self,
+            node,
+            f"`{qualified.rsplit('.', 1)[-1]}(..., device=...)` copies host data with a blocking copy from "
+            "pageable memory, so the host waits for the GPU; stage it in pinned memory and copy with "
+            "`non_blocking=True` (or use the project's `async_tensor_h2d`)",
+            confidence,
+        )
+
+    def _is_host_data(self, data: cst.BaseExpression, ctx: RuleContext) -> bool:
+        value = ctx.inference.infer(data)
+        # A tensor already on the device is copied on the device (measured: no sync); a tensor of
+        # unknown place might be either, so stay quiet.
+        return value.place not in (Place.DEVICE, Place.TENSOR)
+
+    def _check_new_tensor(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
+        device = keyword(node, "device")
+        if device is not None:
+            spec = ctx.inference.device_spec(device)
+            if spec is DeviceLiteral.CPU:
+                return
+            confidence: Confidence | None = Confidence.HIGH if spec is DeviceLiteral.ACCELERATOR else Confidence.MEDIUM
+        else:
+            receiver = ctx.inference.infer(func.value)
+            if receiver.place is Place.UNKNOWN and not ctx.module_imports_torch:
+                return
+            confidence = receiver_confidence(receiver, ctx)
+        data = positional(node, 0) or keyword(node, "data")
+        if confidence is None or data is None or not self._is_host_data(data, ctx):
+            return
+        ctx.report(
+            self,
+            node,
+            "`.new_tensor(data)` copies host data to the receiver's device with a blocking copy, so the "
+            "host waits for the GPU; stage it in pinned memory and copy with `non_blocking=True`",
+            confidence,
+        )
+
+
+RULES = (TensorFromHostData,)

@@ -1,0 +1,113 @@
+"""SYNC1xx: reading device data on the host (``.item()``, ``.tolist()``, ``.cpu()``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.values import DeviceLiteral, Place
+from syncllint.checks.base import Rule, RuleContext, receiver_confidence
+from syncllint.diagnostics import Confidence
+
+_NOT_TENSORS = ("self", "cls", "super")
+
+
+def _method_call(node: cst.CSTNode, method: str) -> cst.Attribute | None:
+    """The ``recv.method`` of a ``recv.method(...)`` call, else None."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method:
+        receiver = node.func.value
+        if isinstance(receiver, cst.Name) and receiver.value in _NOT_TENSORS:
+            return None
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+            return None
+        return node.func
+    return None
+
+
+class ItemOnTensor(Rule):
+    code = "SYNC101"
+    name = "item-on-tensor"
+    family = "host reads"
+    summary = "`.item()` copies a device scalar to the host and waits for the GPU"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        func = _method_call(node, "item")
+        if func is None or not isinstance(node, cst.Call) or node.args:
+            return
+        confidence = receiver_confidence(ctx.inference.infer(func.value), ctx)
+        if confidence is None:
+            return
+        ctx.report(
+            self,
+            node,
+            "`.item()` waits for the GPU to finish all queued work, then copies one value to the host; "
+            "keep the value on the device (pass the 0-d tensor on) or read it where a sync is already paid",
+            confidence,
+        )
+
+
+class TolistOnTensor(Rule):
+    code = "SYNC102"
+    name = "tolist-on-tensor"
+    family = "host reads"
+    summary = "`.tolist()` copies a device tensor to the host and waits for the GPU"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        func = _method_call(node, "tolist")
+        if func is None or not isinstance(node, cst.Call) or node.args:
+            return
+        receiver = ctx.inference.infer(func.value)
+        confidence = receiver_confidence(receiver, ctx)
+        if confidence is None:
+            return
+        if receiver.place is Place.UNKNOWN and ctx.module_imports_numpy:
+            # An unknown receiver in a module that uses numpy is as likely an ndarray.
+            confidence = Confidence.LOW
+        ctx.report(
+            self,
+            node,
+            "`.tolist()` waits for the GPU, then copies the tensor to host memory; keep the data on the "
+            "device, or keep a host mirror (e.g. `*_cpu`) up to date instead of reading it back",
+            confidence,
+        )
+
+
+class CopyToHost(Rule):
+    code = "SYNC103"
+    name = "blocking-copy-to-host"
+    family = "host reads"
+    summary = "`.cpu()` / `.to(\"cpu\")` without `non_blocking=True` waits for the GPU"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return
+        method = node.func.attr.value
+        if method == "cpu":
+            if _method_call(node, "cpu") is None or node.args:
+                return
+            what = "`.cpu()`"
+        elif method == "to":
+            if _method_call(node, "to") is None:
+                return
+            target = keyword(node, "device") or positional(node, 0)
+            if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU:
+                return
+            what = "`.to(\"cpu\")`"
+        else:
+            return
+        non_blocking = keyword(node, "non_blocking")
+        if non_blocking is not None and not (isinstance(non_blocking, cst.Name) and non_blocking.value == "False"):
+            return  # non_blocking=True (or a flag we cannot see): no sync
+        confidence = receiver_confidence(ctx.inference.infer(node.func.value), ctx)
+        if confidence is None:
+            return
+        ctx.report(
+            self,
+            node,
+            f"{what} is a blocking device->host copy: the host waits for all queued GPU work; copy into "
+            "pinned memory with `non_blocking=True` and wait on an event before reading, or keep the data on the device",
+            confidence,
+        )
+
+
+RULES = (ItemOnTensor, TolistOnTensor, CopyToHost)

@@ -1,0 +1,174 @@
+"""Command line: ``syncllint check``, ``syncllint rule``. Exit codes as ruff: 0 clean, 1 findings, 2 errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from syncllint import __version__
+from syncllint.config import ConfigError, Settings, override, resolve_settings
+from syncllint.diagnostics import Confidence
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"syncllint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _codes(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``--select A,B --select C`` -> ("A", "B", "C"); None when the flag was not given."""
+    if not values:
+        return None
+    return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="syncllint")
+def cli() -> None:
+    """Find hidden GPU<->CPU synchronizations in PyTorch code."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the defaults); ALL for every rule.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--output-format", type=click.Choice(["concise", "full", "json"]), default="concise", show_default=True)
+@click.option("--statistics", is_flag=True, help="Show a count per rule instead of each finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read settings from this TOML file.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), help="Hide findings below this confidence.")
+@click.option("--exclude", multiple=True, help="Glob patterns to exclude (replaces the defaults).")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude on top of `exclude`.")
+@click.option("--force-exclude/--no-force-exclude", default=False, help="Apply excludes to paths given explicitly too.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip files that .gitignore ignores.")
+@click.option("--stdin-filename", help="The name of the file read from stdin (with `-`).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    statistics: bool,
+    exit_zero: bool,
+    config_file: str | None,
+    isolated: bool,
+    min_confidence: str | None,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    force_exclude: bool,
+    respect_gitignore: bool | None,
+    stdin_filename: str | None,
+    jobs: int | None,
+    quiet: bool,
+) -> None:
+    """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
+    from syncllint.discovery import discover
+    from syncllint.engine import lint_source
+    from syncllint.report import render, render_statistics
+    from syncllint.runner import lint_files
+
+    targets = list(paths) or ["."]
+    use_stdin = targets == ["-"]
+    search_from = Path(stdin_filename) if use_stdin and stdin_filename else Path(targets[0])
+    if not search_from.exists():
+        search_from = Path.cwd()
+    try:
+        settings = resolve_settings(Path(config_file) if config_file else None, isolated, search_from)
+        settings = override(
+            settings,
+            select=_codes(select),
+            extend_select=_codes(extend_select),
+            ignore=(settings.ignore + i) if (i := _codes(ignore)) else None,
+            exclude=tuple(exclude) or None,
+            extend_exclude=(settings.extend_exclude + tuple(extend_exclude)) if extend_exclude else None,
+            respect_gitignore=respect_gitignore,
+            min_confidence=Confidence.parse(min_confidence) if min_confidence else None,
+        )
+    except ConfigError as err:
+        _fail(str(err))
+
+    sources: dict[str, str] = {}
+    if use_stdin:
+        name = stdin_filename or "-"
+        text = sys.stdin.read()
+        if force_exclude and stdin_filename and _excluded(Path(stdin_filename), settings):
+            results = []
+        else:
+            results = [lint_source(text, name, settings)]
+        sources[name] = text
+    else:
+        if "-" in targets:
+            _fail("`-` (stdin) cannot be mixed with other paths")
+        found = discover(targets, settings, force_exclude)
+        for missing in found.missing:
+            _fail(f"{missing}: No such file or directory")
+        results = lint_files(found.files, settings, jobs)
+        if output_format == "full":
+            for result in results:
+                if result.diagnostics:
+                    sources[result.filename] = _read_text(result.filename)
+
+    diagnostics = [d for result in results for d in result.diagnostics]
+    out = click.get_text_stream("stdout")
+    color = output_format != "json" and out.isatty()
+    if statistics:
+        render_statistics(diagnostics, out, as_json=output_format == "json")
+    else:
+        render(diagnostics, output_format, out, color=color, sources=sources, quiet=quiet)
+    sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _excluded(path: Path, settings: Settings) -> bool:
+    from syncllint.discovery import _excluded_with_ancestors
+
+    return _excluded_with_ancestors(path.resolve(), Path(settings.project_root), settings.exclude + settings.extend_exclude)
+
+
+def _read_text(path: str) -> str:
+    from syncllint.runner import decode_source
+
+    try:
+        return decode_source(Path(path).read_bytes()).text
+    except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
+        return ""
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule in a table.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Explain a rule (``syncllint rule SYNC101``) or list them all (``--all``)."""
+    from syncllint.rule_docs import print_rule, print_rule_table
+
+    if show_all or code is None:
+        print_rule_table(as_json=output_format == "json")
+        return
+    if not print_rule(code, as_json=output_format == "json"):
+        _fail(f"unknown rule `{code}` (see `syncllint rule --all`)")
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("syncllint: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    except Exception as err:  # noqa: BLE001 - one clear line instead of a traceback
+        click.echo(f"syncllint: internal error: {type(err).__name__}: {err}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""Settings: ``[tool.syncllint]`` in pyproject.toml (or ``syncllint.toml``), loaded once per run."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from syncllint.diagnostics import Confidence
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A bad setting: reported as one line, exit code 2."""
+
+
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules",
+    "site-packages", "venv", ".syncllint_cache",
+)
+DEFAULT_HOT_PATHS = ("forward", "__call__", "*step*", "sample*", "*_sample*", "decode*", "*_decode*", "execute*", "*_execute*")
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "vllm": {
+        "allowed-contexts": ["vllm.utils.gpu_sync_debug.gpu_sync_allowed", "gpu_sync_allowed"],
+        "host-suffixes": ["_cpu", "_np", "_host"],
+        "h2d-helper": "vllm.utils.torch_utils:async_tensor_h2d",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs; hashable, so it keys the cache and travels to worker processes."""
+
+    select: tuple[str, ...] | None = None  # None: the rules that are on by default
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    allowed_contexts: tuple[str, ...] = ("gpu_sync_allowed",)
+    host_suffixes: tuple[str, ...] = ("_cpu", "_np", "_host")
+    device_suffixes: tuple[str, ...] = ("_gpu", "_cuda", "_dev")
+    min_confidence: Confidence = Confidence.MEDIUM
+    hot_path_functions: tuple[str, ...] = DEFAULT_HOT_PATHS
+    preset: str | None = None
+    h2d_helper: str | None = None
+    # Where the settings came from; relative patterns resolve against it.
+    project_root: str = field(default=".", compare=False)
+    config_file: str | None = field(default=None, compare=False)
+
+
+_LIST_KEYS = {
+    "select": "select",
+    "extend-select": "extend_select",
+    "ignore": "ignore",
+    "exclude": "exclude",
+    "extend-exclude": "extend_exclude",
+    "allowed-contexts": "allowed_contexts",
+    "host-suffixes": "host_suffixes",
+    "device-suffixes": "device_suffixes",
+    "hot-path-functions": "hot_path_functions",
+}
+_KNOWN_KEYS = set(_LIST_KEYS) | {
+    "per-file-ignores", "respect-gitignore", "min-confidence", "preset", "h2d-helper",
+}
+
+
+def _string_list(key: str, value: object, source: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: `{key}` must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def settings_from_mapping(table: Mapping[str, object], source: str, base: Settings | None = None) -> Settings:
+    """Validate one ``[tool.syncllint]`` table and lay it over ``base``."""
+    settings = base or Settings()
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key `{unknown[0]}` in [tool.syncllint] (known: {', '.join(sorted(_KNOWN_KEYS))})"
+        )
+    preset = table.get("preset")
+    if preset is not None:
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ConfigError(f"{source}: `preset` must be one of {sorted(PRESETS)}, got {preset!r}")
+        settings = settings_from_mapping(PRESETS[preset], f"preset {preset}", settings)
+        settings = replace(settings, preset=preset)
+    changes: dict[str, Any] = {}
+    for key, attr in _LIST_KEYS.items():
+        if key in table:
+            changes[attr] = _string_list(key, table[key], source)
+    if "per-file-ignores" in table:
+        raw = table["per-file-ignores"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: `per-file-ignores` must be a table of pattern = [codes]")
+        changes["per_file_ignores"] = tuple(
+            (pattern, _string_list(f"per-file-ignores.{pattern}", codes, source)) for pattern, codes in raw.items()
+        )
+    if "respect-gitignore" in table:
+        if not isinstance(table["respect-gitignore"], bool):
+            raise ConfigError(f"{source}: `respect-gitignore` must be true or false")
+        changes["respect_gitignore"] = table["respect-gitignore"]
+    if "min-confidence" in table:
+        value = table["min-confidence"]
+        try:
+            changes["min_confidence"] = Confidence.parse(str(value)) if isinstance(value, str) else None
+        except ValueError as err:
+            raise ConfigError(f"{source}: `min-confidence`: {err}") from None
+        if changes["min_confidence"] is None:
+            raise ConfigError(f"{source}: `min-confidence` must be a string (low, medium, high)")
+    if "h2d-helper" in table:
+        helper = table["h2d-helper"]
+        if not isinstance(helper, str) or ":" not in helper:
+            raise ConfigError(f"{source}: `h2d-helper` must look like 'package.module:function', got {helper!r}")
+        changes["h2d_helper"] = helper
+    settings = replace(settings, **changes)
+    _validate_selectors(settings, source)
+    return settings
+
+
+def _validate_selectors(settings: Settings, source: str) -> None:
+    from syncllint.checks import is_valid_selector
+
+    groups = [settings.select or (), settings.extend_select, settings.ignore]
+    groups.extend(codes for _, codes in settings.per_file_ignores)
+    for group in groups:
+        for selector in group:
+            if not is_valid_selector(selector):
+                raise ConfigError(f"{source}: unknown rule selector `{selector}`")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``syncllint.toml``, or ``pyproject.toml`` with a [tool.syncllint] table."""
+    directory = start if start.is_dir() else start.parent
+    for folder in (directory, *directory.parents):
+        own = folder / "syncllint.toml"
+        if own.is_file():
+            return own
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "syncllint" in data["tool"]:
+                return pyproject
+    return None
+
+
+def load_config_file(path: Path) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read config file: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    if path.name == "syncllint.toml":
+        table = data.get("tool", {}).get("syncllint", data) if "tool" in data else data
+    else:
+        table = data.get("tool", {}).get("syncllint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.syncllint] must be a table")
+    settings = settings_from_mapping(table, str(path))
+    return replace(settings, project_root=str(path.parent.resolve()), config_file=str(path))
+
+
+def resolve_settings(config: Path | None, isolated: bool, search_from: Path) -> Settings:
+    if isolated:
+        return replace(Settings(), project_root=str(Path.cwd()))
+    path = config or find_config(search_from.resolve())
+    if path is None:
+        return replace(Settings(), project_root=str(Path.cwd()))
+    return load_config_file(path)
+
+
+def override(settings: Settings, **changes: Any) -> Settings:
+    """Apply command-line options on top of file settings (None means not given)."""
+    given = {k: v for k, v in changes.items() if v is not None}
+    valid = {f.name for f in fields(Settings)}
+    assert set(given) <= valid, set(given) - valid
+    updated = replace(settings, **given)
+    _validate_selectors(updated, "command line")
+    return updated

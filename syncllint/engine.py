@@ -1,0 +1,184 @@
+"""Lint one file: parse once, run the shared analyses and every rule in one pass, build diagnostics."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePath
+
+import libcst as cst
+
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.noqa import parse_noqa
+from syncllint.analysis.positions import node_ranges
+from syncllint.checks import select_rules
+from syncllint.checks.base import Rule, RuleContext
+from syncllint.config import Settings
+from syncllint.diagnostics import (
+    PARSE_ERROR_CODE,
+    PARSE_ERROR_NAME,
+    Confidence,
+    Diagnostic,
+    Location,
+    Severity,
+)
+from syncllint.fixes import build_fix
+from syncllint.walker import BatchedWalker, RawFinding
+
+_COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
+
+
+@dataclass(frozen=True)
+class FileResult:
+    filename: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    rules: tuple[Rule, ...]
+    dispatch: dict[str, list[Callable[[cst.CSTNode, RuleContext], None]]]
+
+
+@lru_cache(maxsize=8)
+def rule_set_for(select: tuple[str, ...] | None, extend_select: tuple[str, ...], ignore: tuple[str, ...]) -> RuleSet:
+    rules = tuple(cls() for cls in select_rules(select, extend_select, ignore))
+    dispatch: dict[str, list[Callable[[cst.CSTNode, RuleContext], None]]] = {}
+    for rule in rules:
+        for kind, visit in rule.visitors().items():
+            dispatch.setdefault(kind, []).append(visit)
+    return RuleSet(rules, dispatch)
+
+
+def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
+    if not settings.per_file_ignores:
+        return ()
+    path = PurePath(filename)
+    try:
+        relative = path.resolve().relative_to(settings.project_root).as_posix()
+    except (ValueError, OSError):
+        relative = path.as_posix()
+    ignored: list[str] = []
+    for pattern, codes in settings.per_file_ignores:
+        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(path.as_posix(), pattern):
+            ignored.extend(codes)
+    return tuple(ignored)
+
+
+def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
+    where = Location(max(row, 1), max(column, 1))
+    return Diagnostic(
+        code=PARSE_ERROR_CODE,
+        name=PARSE_ERROR_NAME,
+        message=f"cannot parse file: {message}",
+        filename=filename,
+        start=where,
+        end=where,
+        confidence=Confidence.HIGH,
+        severity=Severity.ERROR,
+    )
+
+
+def lint_source(source: str, filename: str, settings: Settings) -> FileResult:
+    """All diagnostics for one file's text. Never raises on bad input."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as err:
+        return FileResult(filename, (parse_error(filename, err.message, err.raw_line, err.raw_column + 1),))
+    except (RecursionError, MemoryError, ValueError) as err:
+        return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
+    select = settings.select
+    ignore = settings.ignore + _ignored_for_file(filename, settings)
+    rule_set = rule_set_for(select, settings.extend_select, ignore)
+    if not rule_set.rules:
+        return FileResult(filename, ())
+    walker = _walk(module, rule_set, settings)
+    findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
+    if not findings:
+        return FileResult(filename, ())
+    return FileResult(filename, _to_diagnostics(module, source, filename, findings, settings))
+
+
+def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings) -> BatchedWalker:
+    imports = ImportMap()
+    # A cheap read of the top-level imports first, so names used before a late import resolve.
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    imports.record(small)
+    inference = DeviceInference(imports, settings.host_suffixes, settings.device_suffixes)
+    walker = BatchedWalker(
+        rule_set.dispatch,
+        imports,
+        inference,
+        settings.allowed_contexts,
+        settings.hot_path_functions,
+        module_imports_torch=imports.imports_module("torch"),
+        module_imports_numpy=imports.imports_module("numpy"),
+    )
+    module.visit(walker)
+    return walker
+
+
+def _to_diagnostics(
+    module: cst.Module, source: str, filename: str, findings: list[RawFinding], settings: Settings
+) -> tuple[Diagnostic, ...]:
+    wanted: list[cst.CSTNode] = []
+    for finding in findings:
+        wanted.append(finding.node)
+        if finding.statement is not None:
+            wanted.append(finding.statement)
+            body = getattr(finding.statement, "body", None)
+            if isinstance(finding.statement, _COMPOUND_WITH_BODY) and isinstance(body, cst.IndentedBlock) and body.body:
+                wanted.append(body.body[0])
+        if finding.fix is not None:
+            wanted.append(finding.fix.target)
+    ranges = node_ranges(module, wanted)
+    noqa = parse_noqa(source)
+    seen: set[tuple[str, int, int]] = set()
+    diagnostics: list[Diagnostic] = []
+    for finding in findings:
+        span = ranges[finding.node]
+        first, last = _statement_rows(finding, ranges)
+        last = max(last, span.end.line)
+        if noqa.suppresses(finding.rule.code, first, last):
+            continue
+        key = (finding.rule.code, span.start.line, span.start.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        severity = finding.rule.fixed_severity or (Severity.ERROR if finding.hot_path else Severity.WARNING)
+        diagnostics.append(
+            Diagnostic(
+                code=finding.rule.code,
+                name=finding.rule.name,
+                message=finding.message,
+                filename=filename,
+                start=Location(span.start.line, span.start.column + 1),
+                end=Location(span.end.line, span.end.column + 1),
+                confidence=finding.confidence,
+                severity=severity,
+                fix=build_fix(module, finding.fix, ranges, settings) if finding.fix else None,
+                hot_path=finding.hot_path,
+                statement_rows=(first, last),
+            )
+        )
+    return tuple(sorted(diagnostics, key=lambda d: d.sort_key))
+
+
+def _statement_rows(finding: RawFinding, ranges: dict) -> tuple[int, int]:  # type: ignore[type-arg]
+    statement = finding.statement
+    if statement is None or statement not in ranges:
+        span = ranges[finding.node]
+        return span.start.line, span.end.line
+    start = ranges[statement].start.line
+    if isinstance(statement, _COMPOUND_WITH_BODY):
+        body = getattr(statement, "body", None)
+        if isinstance(body, cst.IndentedBlock) and body.body and body.body[0] in ranges:
+            return start, max(start, ranges[body.body[0]].start.line - 1)
+        return start, start
+    return start, ranges[statement].end.line

@@ -1,0 +1,81 @@
+"""Run the engine over many files: reading, decoding, a process pool, stable order."""
+
+from __future__ import annotations
+
+import os
+import tokenize
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+from syncllint.config import Settings
+from syncllint.engine import FileResult, lint_source, parse_error
+
+# Below this many files a pool costs more to start than it saves.
+_POOL_THRESHOLD = 16
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file's text with what is needed to write it back byte for byte."""
+
+    text: str
+    encoding: str
+    bom: bool
+
+
+def decode_source(data: bytes) -> SourceFile:
+    """Decode like Python does (BOM, PEP 263 cookie, else UTF-8); raise UnicodeDecodeError/SyntaxError."""
+    bom = data.startswith(b"\xef\xbb\xbf")
+    encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    body = data[3:] if bom else data
+    return SourceFile(body.decode(encoding), encoding, bom)
+
+
+def lint_path(path: str, settings: Settings) -> FileResult:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return FileResult(path, (parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    try:
+        source = decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError) as err:
+        return FileResult(path, (parse_error(path, f"cannot decode file: {err}"),))
+    if "\x00" in source.text:
+        return FileResult(path, (parse_error(path, "source contains a NUL byte"),))
+    return lint_source(source.text, path, settings)
+
+
+def _lint_chunk(args: tuple[list[str], Settings]) -> list[FileResult]:
+    paths, settings = args
+    return [lint_path(p, settings) for p in paths]
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1
+
+
+def lint_files(paths: Iterable[Path], settings: Settings, jobs: int | None = None) -> list[FileResult]:
+    """Lint every file; results sorted by path whatever the scheduling."""
+    names = [str(p) for p in paths]
+    workers = max(1, jobs or default_jobs())
+    if workers == 1 or len(names) < _POOL_THRESHOLD:
+        results = [lint_path(p, settings) for p in names]
+    else:
+        # Interleave by size so no worker gets all the big files; small chunks keep stragglers short.
+        by_size = sorted(names, key=_size, reverse=True)
+        chunks = [by_size[i : i + 4] for i in range(0, len(by_size), 4)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = [r for chunk in pool.map(_lint_chunk, [(c, settings) for c in chunks]) for r in chunk]
+    return sorted(results, key=lambda r: r.filename)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

@@ -1,0 +1,228 @@
+"""The engine's single pass: shared analyses kept up to date, every rule dispatched per node."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from syncllint.analysis.allowed import with_allows
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, UNKNOWN, DeviceLiteral, Place, Value
+from syncllint.checks.base import FixProposal, Rule, RuleContext
+from syncllint.diagnostics import Confidence
+
+Visitor = Callable[[cst.CSTNode, RuleContext], None]
+
+_COMPOUND = (
+    cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match,
+)
+
+
+@dataclass(frozen=True)
+class RawFinding:
+    """A finding before positions are known."""
+
+    rule: Rule
+    node: cst.CSTNode
+    statement: cst.CSTNode | None
+    message: str
+    confidence: Confidence
+    hot_path: bool
+    fix: FixProposal | None
+
+
+class BatchedWalker(cst.CSTVisitor):
+    def __init__(
+        self,
+        dispatch: dict[str, list[Visitor]],
+        imports: ImportMap,
+        inference: DeviceInference,
+        allowed_contexts: tuple[str, ...],
+        hot_path_functions: tuple[str, ...],
+        module_imports_torch: bool,
+        module_imports_numpy: bool,
+    ) -> None:
+        super().__init__()
+        self._dispatch = dispatch
+        self.imports = imports
+        self.inference = inference
+        self.module_imports_torch = module_imports_torch
+        self.module_imports_numpy = module_imports_numpy
+        self._store_targets: set[int] = set()
+        self._allowed_contexts = allowed_contexts
+        self._hot_patterns = hot_path_functions
+        self.findings: list[RawFinding] = []
+        # Per function: [allowed depth, loop depth, hot?]. Nested defs start fresh: a def
+        # written inside ``with gpu_sync_allowed():`` runs later, outside the region.
+        self._frames: list[list[int]] = [[0, 0, 0]]
+        self._allowing_bodies: set[int] = set()
+        self._loop_bodies: set[int] = set()
+        self._statements: list[cst.CSTNode] = []
+        self._saved_devices: list[DeviceLiteral | None] = []
+        self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
+
+    # -- RuleContext ------------------------------------------------------------------------
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        return self.imports.qualify(node)
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        message: str,
+        confidence: Confidence,
+        fix: FixProposal | None = None,
+    ) -> None:
+        frame = self._frames[-1]
+        if frame[0] > 0:
+            return
+        statement = self._statements[-1] if self._statements else None
+        self.findings.append(
+            RawFinding(rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix)
+        )
+
+    def is_store(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._store_targets
+
+    # -- traversal --------------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node).__name__
+        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+            self._statements.append(node)
+        if isinstance(node, cst.Assign):
+            self._store_targets.update(id(t.target) for t in node.targets)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            self._store_targets.add(id(node.target))
+        elif isinstance(node, cst.Del):
+            self._store_targets.add(id(node.target))
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.imports.record(node)
+        elif isinstance(node, cst.FunctionDef):
+            self._enter_function(node)
+        elif isinstance(node, cst.Lambda):
+            self._frames.append([0, 0, self._frames[-1][2]])
+            self.inference.enter_function()
+            self.inference.bind_parameters(node.params, tensor_by_default=False)
+        elif isinstance(node, cst.ClassDef):
+            self.inference.enter_class()
+        elif isinstance(node, cst.With):
+            self._enter_with(node)
+        elif isinstance(node, (cst.For, cst.While)):
+            self._loop_bodies.add(id(node.body))
+            if isinstance(node, cst.For):
+                self._bind_loop_target(node.target, node.iter)
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            self._frames[-1][1] += 1
+            comp: cst.CompFor | None = node.for_in
+            while comp is not None:
+                self._bind_loop_target(comp.target, comp.iter)
+                comp = comp.inner_for_in
+        elif isinstance(node, cst.BaseSuite):
+            self._enter_suite(node)
+        for visit in self._dispatch.get(kind, ()):
+            visit(node, self)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        node = original_node
+        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+            self._statements.pop()
+        if isinstance(node, cst.Assign):
+            self.inference.bind_assignment([t.target for t in node.targets], node.value)
+        elif isinstance(node, cst.AnnAssign):
+            self._bind_annotated(node)
+        elif isinstance(node, cst.AugAssign):
+            value = self.inference.infer(cst.BinaryOperation(node.target, cst.Add(), node.value))
+            self.inference.bind(node.target, value)
+        elif isinstance(node, cst.NamedExpr):
+            self.inference.bind(node.target, self.inference.infer(node.value))
+        elif isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            self._frames.pop()
+            self.inference.exit_function()
+            if isinstance(node, cst.FunctionDef):
+                self.inference.bind(node.name, PYTHON)
+        elif isinstance(node, cst.ClassDef):
+            self.inference.exit_class()
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            self._frames[-1][1] -= 1
+        elif isinstance(node, cst.BaseSuite):
+            self._leave_suite(node)
+        elif isinstance(node, cst.Expr):
+            self._note_default_device_call(node.value)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _enter_function(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
+        self._frames.append([0, 0, int(bool(hot))])
+        self.inference.enter_function()
+        # ``forward`` and ``__call__`` of a module get tensors unless annotated otherwise.
+        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",))
+
+    def _enter_with(self, node: cst.With) -> None:
+        if with_allows(node, self.imports, self._allowed_contexts):
+            self._allowing_bodies.add(id(node.body))
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and self.imports.qualify(call.func) == "torch.device":
+                self._default_device_bodies[id(node.body)] = self.inference.device_spec(call)
+            if item.asname is not None:
+                self.inference.bind(item.asname.name, self.inference.infer(item.item))
+
+    def _enter_suite(self, node: cst.BaseSuite) -> None:
+        key = id(node)
+        if key in self._allowing_bodies:
+            self._frames[-1][0] += 1
+        if key in self._loop_bodies:
+            self._frames[-1][1] += 1
+        if key in self._default_device_bodies:
+            self._saved_devices.append(self.inference.default_device)
+            self.inference.set_default_device(self._default_device_bodies[key])
+
+    def _leave_suite(self, node: cst.BaseSuite) -> None:
+        key = id(node)
+        if key in self._allowing_bodies:
+            self._frames[-1][0] -= 1
+        if key in self._loop_bodies:
+            self._frames[-1][1] -= 1
+        if key in self._default_device_bodies:
+            self.inference.set_default_device(self._saved_devices.pop())
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        value = self.inference.infer(iterable)
+        if isinstance(iterable, cst.Call) and self.imports.qualify(iterable.func) in ("range", "enumerate"):
+            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                self.inference.bind(target.elements[0].value, PYTHON_SCALAR)
+                element = self.inference.infer(iterable.args[0].value) if iterable.args else PYTHON
+                self.inference.bind(target.elements[1].value, _element_of(element))
+                return
+            self.inference.bind(target, PYTHON_SCALAR)
+            return
+        self.inference.bind(target, _element_of(value))
+
+    def _bind_annotated(self, node: cst.AnnAssign) -> None:
+        value = self.inference.infer(node.value) if node.value is not None else None
+        if value is None or value.place is Place.UNKNOWN:
+            params = cst.Parameters(params=[cst.Param(cst.Name("_"), annotation=node.annotation)])
+            self.inference.enter_function()
+            self.inference.bind_parameters(params, tensor_by_default=False)
+            value = self.inference.lookup("_")
+            self.inference.exit_function()
+        if value is not None:
+            self.inference.bind(node.target, value)
+
+    def _note_default_device_call(self, expr: cst.BaseExpression) -> None:
+        if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "torch.set_default_device":
+            arg = expr.args[0].value if expr.args else None
+            self.inference.set_default_device(self.inference.device_spec(arg))
+
+
+def _element_of(value: Value) -> Value:
+    """What iterating over ``value`` yields."""
+    if value.is_tensor or value.place is Place.NUMPY:
+        return Value(value.place, value.dtype)
+    return UNKNOWN
