@@ -13,7 +13,7 @@ from syncllint.diagnostics import Confidence
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
 class ConfigError(Exception):

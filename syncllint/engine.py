@@ -6,7 +6,7 @@ import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePath
+from pathlib import Path
 
 import libcst as cst
 
@@ -56,7 +56,7 @@ def rule_set_for(select: tuple[str, ...] | None, extend_select: tuple[str, ...],
 def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
     if not settings.per_file_ignores:
         return ()
-    path = PurePath(filename)
+    path = Path(filename)
     try:
         relative = path.resolve().relative_to(settings.project_root).as_posix()
     except (ValueError, OSError):

@@ -133,9 +133,10 @@ class DeviceInference(CallInference):
                     return self._annotation_value(cst.Annotation(side))
         if isinstance(node, cst.SimpleString):
             return None
-        name = self.imports.qualify(node)
-        if name is None:
+        qualified = self.imports.qualify(node)
+        if qualified is None:
             return None
+        name = qualified
         if name in api.TENSOR_ANNOTATIONS:
             return TENSOR
         if name in api.NUMPY_ANNOTATIONS:
@@ -168,7 +169,11 @@ class DeviceInference(CallInference):
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return PYTHON_SCALAR
-            return self.lookup(node.value) or self._suffix_value(node.value) or UNKNOWN
+            found = self.lookup(node.value)
+            if found is None or found.place is Place.UNKNOWN:
+                # The name says more than an opaque call result does.
+                return self._suffix_value(node.value) or found or UNKNOWN
+            return found
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -207,7 +212,7 @@ class DeviceInference(CallInference):
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)
-            if found is not None:
+            if found is not None and found.place is not Place.UNKNOWN:
                 return found
         attr = node.attr.value
         if attr in api.METADATA_ATTRS:
