@@ -109,3 +109,16 @@ def test_hot_paths_are_errors() -> None:
 def test_each_sync_reported_once_per_span() -> None:
     source = "import torch\nx = torch.zeros(3, device='cuda')\nv = x.item() + x.item()\n"
     assert [(d.start.row, d.start.column) for d in lint(source)] == [(3, 5), (3, 16)]
+
+
+def test_host_suffix_beats_a_tensor_annotation() -> None:
+    source = (
+        "import torch\n"
+        "def f(seq_lens_cpu: torch.Tensor, q: torch.Tensor):\n"
+        "    kv_lens_cpu = torch.minimum(seq_lens_cpu, seq_lens_cpu + 1)\n"
+        "    mask_cpu: torch.Tensor | None = None\n"
+        "    a = int(kv_lens_cpu[0].item())\n"
+        "    b = seq_lens_cpu.tolist()\n"
+        "    return q.item()\n"
+    )
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 7)]

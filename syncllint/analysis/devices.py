@@ -73,10 +73,19 @@ class DeviceInference(CallInference):
         return self._scopes[-1].default_device
 
     # -- binding ----------------------------------------------------------------------------
+    def _refine_by_name(self, name: str, value: Value) -> Value:
+        """A host/device suffix beats a vague value: ``x_cpu: torch.Tensor`` is a host tensor."""
+        if value.place in (Place.TENSOR, Place.UNKNOWN):
+            named = self._suffix_value(name)
+            if named is not None:
+                return Value(named.place, value.dtype, value.zero_dim)
+        return value
+
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
-            self._scopes[-1].names[target.value] = value
+            self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
+            value = self._refine_by_name(target.attr.value, value)
             key = dotted_name(target)
             if key is not None and key.startswith("self.") and self._class_attrs:
                 self._class_attrs[-1][key] = value
@@ -110,7 +119,7 @@ class DeviceInference(CallInference):
                 value = PYTHON_SCALAR
             if value is None:
                 value = TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
-            self._scopes[-1].names[name] = value
+            self._scopes[-1].names[name] = self._refine_by_name(name, value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self._scopes[-1].names[star.name.value] = PYTHON
