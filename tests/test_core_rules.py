@@ -122,3 +122,28 @@ def test_host_suffix_beats_a_tensor_annotation() -> None:
         "    return q.item()\n"
     )
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 7)]
+
+
+def test_paired_buffer_attributes() -> None:
+    source = (
+        "import torch\n"
+        "class Runner:\n"
+        "    def step(self, i):\n"
+        "        a = self.query_start_loc.np[i].item()\n"
+        "        b = self.input_ids.cpu[:4].tolist()\n"
+        "        return self.input_ids.gpu[:4].tolist()\n"
+    )
+    assert [(d.code, d.start.row, d.confidence) for d in lint(source)] == [("SYNC102", 6, Confidence.HIGH)]
+
+
+def test_cpu_backend_modules_downgrade_unknown_tensors() -> None:
+    from syncllint.config import Settings
+    from syncllint.engine import lint_source
+
+    source = "import torch\ndef f(block_nums):\n    return block_nums.max().item()\n"
+    default = Settings()
+    assert [d.code for d in lint_source(source, "vllm/v1/attention/backends/gpu_attn.py", default).diagnostics] == ["SYNC101"]
+    for path in ("vllm/v1/attention/backends/cpu_attn.py", "vllm/ops/cpu/conv.py", "worker_cpu.py"):
+        assert lint_source(source, path, default).diagnostics == ()
+    explicit = "import torch\nx = torch.zeros(3, device='cuda')\nx.item()\n"
+    assert [d.code for d in lint_source(explicit, "cpu_attn.py", default).diagnostics] == ["SYNC101"]

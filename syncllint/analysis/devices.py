@@ -155,11 +155,16 @@ class DeviceInference(CallInference):
         return None
 
     # -- lookups ----------------------------------------------------------------------------
-    def _suffix_value(self, name: str) -> Value | None:
+    def _suffix_value(self, name: str, attribute: bool = False) -> Value | None:
         leaf = name.rsplit(".", 1)[-1]
         if leaf.endswith(self._host_suffixes):
             return NUMPY if leaf.endswith("_np") else HOST_TENSOR
         if leaf.endswith(self._device_suffixes):
+            return DEVICE_TENSOR
+        # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
+        if attribute and "_" + leaf in self._host_suffixes:
+            return NUMPY if leaf == "np" else HOST_TENSOR
+        if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return DEVICE_TENSOR
         return None
 
@@ -236,7 +241,7 @@ class DeviceInference(CallInference):
             owner = self.infer(node.value)
             if owner.is_tensor or owner.place == Place.NUMPY:
                 return owner
-        return self._suffix_value(attr) or UNKNOWN
+        return self._suffix_value(attr, attribute=True) or UNKNOWN
 
     def _infer_subscript(self, node: cst.Subscript) -> Value:
         base = node.value
