@@ -26,6 +26,7 @@ from syncllint.diagnostics import (
     Severity,
 )
 from syncllint.fixes import build_fix
+from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.walker import BatchedWalker, RawFinding
 
 _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
@@ -41,6 +42,10 @@ class FileResult:
 class RuleSet:
     rules: tuple[Rule, ...]
     dispatch: dict[str, list[Callable[[cst.CSTNode, RuleContext], None]]]
+
+    def prefilter(self, settings: Settings) -> Prefilter:
+        triggers = tuple(type(rule).triggers for rule in self.rules)
+        return build_prefilter(triggers, settings.device_suffixes, settings.host_suffixes)
 
 
 @lru_cache(maxsize=8)
@@ -82,17 +87,21 @@ def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> D
     )
 
 
-def lint_source(source: str, filename: str, settings: Settings) -> FileResult:
-    """All diagnostics for one file's text. Never raises on bad input."""
+def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter: bool = True) -> FileResult:
+    """All diagnostics for one file's text. Never raises on bad input.
+
+    ``use_prefilter=False`` parses every file; findings are the same either way.
+    """
+    ignore = settings.ignore + _ignored_for_file(filename, settings)
+    rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
+    if use_prefilter and not rule_set.prefilter(settings).may_report(source) and parses_cleanly(source, filename):
+        return FileResult(filename, ())
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as err:
         return FileResult(filename, (parse_error(filename, err.message, err.raw_line, err.raw_column + 1),))
     except (RecursionError, MemoryError, ValueError) as err:
         return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
-    select = settings.select
-    ignore = settings.ignore + _ignored_for_file(filename, settings)
-    rule_set = rule_set_for(select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
     walker = _walk(module, rule_set, settings)
