@@ -17,25 +17,13 @@ from syncllint.analysis.positions import node_ranges
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
-from syncllint.diagnostics import (
-    PARSE_ERROR_CODE,
-    PARSE_ERROR_NAME,
-    Confidence,
-    Diagnostic,
-    Location,
-    Severity,
-)
+from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
+from syncllint.results import FileResult, parse_error
 from syncllint.walker import BatchedWalker, RawFinding
 
 _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
-
-
-@dataclass(frozen=True)
-class FileResult:
-    filename: str
-    diagnostics: tuple[Diagnostic, ...]
 
 
 @dataclass(frozen=True)
@@ -71,20 +59,6 @@ def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
         if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(path.as_posix(), pattern):
             ignored.extend(codes)
     return tuple(ignored)
-
-
-def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
-    where = Location(max(row, 1), max(column, 1))
-    return Diagnostic(
-        code=PARSE_ERROR_CODE,
-        name=PARSE_ERROR_NAME,
-        message=f"cannot parse file: {message}",
-        filename=filename,
-        start=where,
-        end=where,
-        confidence=Confidence.HIGH,
-        severity=Severity.ERROR,
-    )
 
 
 def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter: bool = True) -> FileResult:
