@@ -21,6 +21,7 @@ from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.results import FileResult, parse_error
+from syncllint.traversal import TRIVIA_TYPES, walk
 from syncllint.walker import BatchedWalker, RawFinding
 
 _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
@@ -103,7 +104,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings) -> BatchedW
         module_imports_torch=imports.imports_module("torch"),
         module_imports_numpy=imports.imports_module("numpy"),
     )
-    module.visit(walker)
+    walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
 
 
