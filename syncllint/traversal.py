@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable
-from functools import lru_cache
+from functools import cache
 
 import libcst as cst
 from libcst._nodes import op as _op_nodes
@@ -34,7 +34,8 @@ def _subclasses(root: type) -> set[type]:
     found: set[type] = set()
     stack = [root]
     while stack:
-        for sub in stack.pop().__subclasses__():
+        subclasses: list[type] = stack.pop().__subclasses__()
+        for sub in subclasses:
             if sub not in found:
                 found.add(sub)
                 stack.append(sub)
@@ -51,7 +52,7 @@ TRIVIA_TYPES = frozenset(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def child_fields(kind: type) -> tuple[str, ...] | None:
     """The fields holding ``kind``'s children, in libcst's visiting order; None when unknown."""
     method = getattr(kind, "_visit_and_replace_children", None)
@@ -76,7 +77,7 @@ class Walker:
 
     def __init__(self, visitor: cst.CSTVisitor, keep: Iterable[type] = ()) -> None:
         self._on_visit: Callable[[cst.CSTNode], bool | None] = visitor.on_visit
-        self._on_leave: Callable[[cst.CSTNode], None] = visitor.on_leave  # type: ignore[assignment]
+        self._on_leave: Callable[[cst.CSTNode], None] = visitor.on_leave
         self._visitor = visitor
         self._skip = TRIVIA_TYPES - frozenset(keep)
 

@@ -12,7 +12,15 @@ from syncllint import runner
 from syncllint.cache import _decode, _encode, clean, open_cache
 from syncllint.cli import cli
 from syncllint.config import Settings
-from syncllint.diagnostics import Applicability, Confidence, Diagnostic, Edit, Fix, Location, Severity
+from syncllint.diagnostics import (
+    Applicability,
+    Confidence,
+    Diagnostic,
+    Edit,
+    Fix,
+    Location,
+    Severity,
+)
 from syncllint.runner import _chunks, lint_files
 
 REPO = Path(__file__).resolve().parent.parent
