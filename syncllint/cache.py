@@ -46,22 +46,24 @@ class Cache:
         return self.directory / _LAYOUT / self.fingerprint
 
     def key(self, path: str, data: bytes) -> str:
+        # The absolute path: per-file settings depend on it, and `a.py` and `./a.py` share entries.
         digest = hashlib.blake2b(data, digest_size=20)
-        digest.update(b"\0" + path.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
     def _entry(self, key: str) -> Path:
         return self._entries / key[:2] / key
 
-    def load(self, key: str) -> tuple[Diagnostic, ...] | None:
-        """The cached diagnostics, or None on a miss (or an unreadable entry)."""
+    def load(self, key: str, filename: str) -> tuple[Diagnostic, ...] | None:
+        """The cached diagnostics, named ``filename`` as this run spells it; None on a miss."""
         entry = self._entry(key)
         try:
             if entry.stat().st_size == 0:
                 return ()
-            return tuple(_decode(Diagnostic, item) for item in json.loads(entry.read_bytes()))
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            found = tuple(_decode(Diagnostic, item) for item in json.loads(entry.read_bytes()))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, StopIteration):
             return None
+        return tuple(d if d.filename == filename else dataclasses.replace(d, filename=filename) for d in found)
 
     def store(self, key: str, diagnostics: tuple[Diagnostic, ...]) -> None:
         entry = self._entry(key)

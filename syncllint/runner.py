@@ -53,7 +53,7 @@ def lint_path(path: str, settings: Settings, cache: Cache | None = None) -> File
     if cache is None:
         return lint_bytes(data, path, settings)
     key = cache.key(path, data)
-    cached = cache.load(key)
+    cached = cache.load(key, path)
     if cached is not None:
         return FileResult(path, cached)
     result = lint_bytes(data, path, settings)
@@ -80,7 +80,7 @@ def _cached(path: str, cache: Cache) -> FileResult | None:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    found = cache.load(cache.key(path, data))
+    found = cache.load(cache.key(path, data), path)
     return None if found is None else FileResult(path, found)
 
 

@@ -151,3 +151,15 @@ def test_cli_cache_flags_and_clean(tree: Path, tmp_path: Path) -> None:
     removed = runner_.invoke(cli, ["clean", "--cache-dir", str(folder)])
     assert removed.exit_code == 0
     assert not folder.exists()
+
+
+def test_relative_and_absolute_spellings_share_entries(tree: Path, tmp_path: Path, linted: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = open_cache(tmp_path / "cache", SETTINGS)
+    absolute = lint_files([tree / "decode.py"], SETTINGS, jobs=1, cache=cache)
+    monkeypatch.chdir(tree)
+    linted.clear()
+    relative = lint_files([Path("decode.py")], SETTINGS, jobs=1, cache=cache)
+    assert linted == []
+    assert relative[0].diagnostics
+    assert {d.filename for d in relative[0].diagnostics} == {"decode.py"}
+    assert [(d.code, d.start) for d in relative[0].diagnostics] == [(d.code, d.start) for d in absolute[0].diagnostics]
