@@ -147,6 +147,7 @@ def tools(bin_dir: Path, target: Path, jobs: int, skip: set[str]) -> list[Tool]:
 @dataclass(frozen=True)
 class Run:
     wall_s: float
+    cpu_s: float  # user + system time of the whole process tree: steadier than wall on a busy machine
     max_process_mb: float
     max_tree_mb: float
     returncode: int
@@ -183,8 +184,8 @@ def measure(command: list[str], cpus: str | None) -> Run:
         "t = time.perf_counter()\n"
         "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode\n"
         "wall = time.perf_counter() - t\n"
-        "kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-        "print(json.dumps([wall, kb, rc]))\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(json.dumps([wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, rc]))\n"
     )
     process = subprocess.Popen([sys.executable, "-c", wrapper, *command], stdout=subprocess.PIPE, text=True, cwd=REPO)
     peak = [0]
@@ -199,8 +200,8 @@ def measure(command: list[str], cpus: str | None) -> Run:
     out, _ = process.communicate()
     done.set()
     sampler.join()
-    wall, kb, rc = json.loads(out)
-    return Run(wall, kb / 1024, peak[0] / 1024, rc)
+    wall, cpu, kb, rc = json.loads(out)
+    return Run(wall, cpu, kb / 1024, peak[0] / 1024, rc)
 
 
 def one_file_runs(target: Path, rounds: int, cpus: str | None) -> dict[str, float]:
@@ -239,18 +240,26 @@ def main() -> None:
                 subprocess.run(tool.prepare, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
             run = measure(tool.command, args.cpus)
             runs[tool.name].append(run)
-            print(f"  round {round_ + 1} {tool.name:15} {run.wall_s:8.2f} s  rc={run.returncode}", flush=True)
+            print(
+                f"  round {round_ + 1} {tool.name:15} wall {run.wall_s:8.2f} s  cpu {run.cpu_s:8.2f} s  "
+                f"rc={run.returncode}  load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
 
-    ours = statistics.median(r.wall_s for r in runs["syncllint cold"]) if "syncllint cold" in runs else None
+    base = runs.get("syncllint cold")
+    our_wall = statistics.median(r.wall_s for r in base) if base else None
+    our_cpu = statistics.median(r.cpu_s for r in base) if base else None
     print()
-    print("| tool | wall median (s) | vs syncllint cold | max process (MB) | max tree (MB) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| tool | wall median (s) | wall vs syncllint cold | CPU median (s) | CPU vs syncllint cold | max process (MB) | max tree (MB) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, measured in runs.items():
         wall = statistics.median(r.wall_s for r in measured)
-        ratio = f"{wall / ours:.1f}x" if ours else "-"
+        cpu = statistics.median(r.cpu_s for r in measured)
+        wall_ratio = f"{wall / our_wall:.1f}x" if our_wall else "-"
+        cpu_ratio = f"{cpu / our_cpu:.1f}x" if our_cpu else "-"
         process = max(r.max_process_mb for r in measured)
         tree = max(r.max_tree_mb for r in measured)
-        print(f"| {name} | {wall:.2f} | {ratio} | {process:.0f} | {tree:.0f} |")
+        print(f"| {name} | {wall:.2f} | {wall_ratio} | {cpu:.2f} | {cpu_ratio} | {process:.0f} | {tree:.0f} |")
     single = one_file_runs(target, args.rounds, args.cpus)
     print(f"\none file ({single['file_bytes']:,} bytes): cold {single['cold_s']:.2f} s, warm {single['warm_s']:.2f} s")
     result = {
