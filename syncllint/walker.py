@@ -28,7 +28,8 @@ def _kinds(*bases: type) -> frozenset[type]:
     found = set(bases)
     stack = list(bases)
     while stack:
-        for sub in stack.pop().__subclasses__():
+        subclasses: list[type] = stack.pop().__subclasses__()
+        for sub in subclasses:
             if sub not in found:
                 found.add(sub)
                 stack.append(sub)
