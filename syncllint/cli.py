@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from syncllint import __version__
 from syncllint.config import ConfigError, Settings, override, resolve_settings
 from syncllint.diagnostics import Confidence
+
+if TYPE_CHECKING:
+    from syncllint.cache import Cache
+    from syncllint.runner import Progress
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -51,6 +55,8 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from stdin (with `-`).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Cache folder (default: .syncllint_cache in the project root).")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -69,10 +75,11 @@ def check(
     stdin_filename: str | None,
     jobs: int | None,
     quiet: bool,
+    no_cache: bool,
+    cache_dir: str | None,
 ) -> None:
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
-    from syncllint.engine import lint_source
     from syncllint.report import render, render_statistics
     from syncllint.runner import lint_files
 
@@ -103,6 +110,8 @@ def check(
         if force_exclude and stdin_filename and _excluded(Path(stdin_filename), settings):
             results = []
         else:
+            from syncllint.engine import lint_source
+
             results = [lint_source(text, name, settings)]
         sources[name] = text
     else:
@@ -111,7 +120,9 @@ def check(
         found = discover(targets, settings, force_exclude)
         for missing in found.missing:
             _fail(f"{missing}: No such file or directory")
-        results = lint_files(found.files, settings, jobs)
+        results = lint_files(
+            found.files, settings, jobs, cache=_run_cache(settings, no_cache, cache_dir), progress=_progress(quiet)
+        )
         if output_format == "full":
             for result in results:
                 if result.diagnostics:
@@ -127,6 +138,20 @@ def check(
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
 
+def _run_cache(settings: Settings, no_cache: bool, cache_dir: str | None) -> Cache | None:
+    from syncllint.cache import default_cache_dir, open_cache
+
+    if no_cache:
+        return None
+    return open_cache(Path(cache_dir) if cache_dir else default_cache_dir(settings), settings)
+
+
+def _progress(quiet: bool) -> Progress | None:
+    from syncllint.progress import progress_for
+
+    return progress_for(click.get_text_stream("stderr"), quiet)
+
+
 def _excluded(path: Path, settings: Settings) -> bool:
     from syncllint.discovery import _excluded_with_ancestors
 
@@ -140,6 +165,29 @@ def _read_text(path: str) -> str:
         return decode_source(Path(path).read_bytes()).text
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
         return ""
+
+
+@cli.command()
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Cache folder (default: .syncllint_cache in the project root).")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Find the project root from this file.")
+def clean(cache_dir: str | None, config_file: str | None) -> None:
+    """Remove the result cache."""
+    from syncllint.cache import clean as remove_cache, default_cache_dir
+
+    if cache_dir:
+        folder = Path(cache_dir)
+    else:
+        try:
+            settings = resolve_settings(Path(config_file) if config_file else None, False, Path.cwd())
+        except ConfigError as err:
+            _fail(str(err))
+        folder = default_cache_dir(settings)
+    if remove_cache(folder):
+        click.echo(f"Removed {folder}")
+    elif not folder.exists():
+        click.echo(f"No cache at {folder}")
+    elif folder.exists():
+        _fail(f"{folder} is not a syncllint cache (no CACHEDIR.TAG); not removing it")
 
 
 @cli.command()

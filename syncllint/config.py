@@ -135,12 +135,13 @@ def settings_from_mapping(table: Mapping[str, object], source: str, base: Settin
 
 
 def _validate_selectors(settings: Settings, source: str) -> None:
-    from syncllint.checks import is_valid_selector
-
     groups = [settings.select or (), settings.extend_select, settings.ignore]
     groups.extend(codes for _, codes in settings.per_file_ignores)
     for group in groups:
         for selector in group:
+            # Imported here: the rules pull in libcst, which a run answered from the cache never needs.
+            from syncllint.checks import is_valid_selector
+
             if not is_valid_selector(selector):
                 raise ConfigError(f"{source}: unknown rule selector `{selector}`")
 

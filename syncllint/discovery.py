@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from syncllint.config import Settings
+
+if TYPE_CHECKING:
+    import pathspec
 
 LINTABLE_SUFFIXES = (".py", ".pyi")
 
@@ -29,13 +33,16 @@ def _matches_exclude(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
     except ValueError:
         relative = path.as_posix()
     absolute = path.as_posix()
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(relative, pattern):
-            return True
-        if fnmatch.fnmatchcase(absolute, pattern):
-            return True
-    return False
+    if not patterns:
+        return False
+    matches = _exclude_regex(patterns).match
+    return bool(matches(name) or matches(relative) or matches(absolute))
+
+
+@lru_cache(maxsize=16)
+def _exclude_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """All patterns as one regex: the same answers as ``fnmatchcase`` per pattern, one match call."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p.rstrip('/'))})" for p in patterns))
 
 
 def _excluded_with_ancestors(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
@@ -56,6 +63,8 @@ class _GitIgnores:
                 lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
             except OSError:
                 return
+            import pathspec  # only where a .gitignore exists: it costs ~35 ms to import
+
             self._specs[folder] = pathspec.GitIgnoreSpec.from_lines(lines)
 
     def ignored(self, path: Path, is_dir: bool) -> bool:

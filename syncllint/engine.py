@@ -17,30 +17,24 @@ from syncllint.analysis.positions import node_ranges
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
-from syncllint.diagnostics import (
-    PARSE_ERROR_CODE,
-    PARSE_ERROR_NAME,
-    Confidence,
-    Diagnostic,
-    Location,
-    Severity,
-)
+from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
+from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
+from syncllint.results import FileResult, parse_error
+from syncllint.traversal import TRIVIA_TYPES, walk
 from syncllint.walker import BatchedWalker, RawFinding
 
 _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
 
 
 @dataclass(frozen=True)
-class FileResult:
-    filename: str
-    diagnostics: tuple[Diagnostic, ...]
-
-
-@dataclass(frozen=True)
 class RuleSet:
     rules: tuple[Rule, ...]
     dispatch: dict[str, list[Callable[[cst.CSTNode, RuleContext], None]]]
+
+    def prefilter(self, settings: Settings) -> Prefilter:
+        triggers = tuple(type(rule).triggers for rule in self.rules)
+        return build_prefilter(triggers, settings.device_suffixes, settings.host_suffixes)
 
 
 @lru_cache(maxsize=8)
@@ -68,31 +62,21 @@ def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
     return tuple(ignored)
 
 
-def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:
-    where = Location(max(row, 1), max(column, 1))
-    return Diagnostic(
-        code=PARSE_ERROR_CODE,
-        name=PARSE_ERROR_NAME,
-        message=f"cannot parse file: {message}",
-        filename=filename,
-        start=where,
-        end=where,
-        confidence=Confidence.HIGH,
-        severity=Severity.ERROR,
-    )
+def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter: bool = True) -> FileResult:
+    """All diagnostics for one file's text. Never raises on bad input.
 
-
-def lint_source(source: str, filename: str, settings: Settings) -> FileResult:
-    """All diagnostics for one file's text. Never raises on bad input."""
+    ``use_prefilter=False`` parses every file; findings are the same either way.
+    """
+    ignore = settings.ignore + _ignored_for_file(filename, settings)
+    rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
+    if use_prefilter and not rule_set.prefilter(settings).may_report(source) and parses_cleanly(source, filename):
+        return FileResult(filename, ())
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as err:
         return FileResult(filename, (parse_error(filename, err.message, err.raw_line, err.raw_column + 1),))
     except (RecursionError, MemoryError, ValueError) as err:
         return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
-    select = settings.select
-    ignore = settings.ignore + _ignored_for_file(filename, settings)
-    rule_set = rule_set_for(select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
     walker = _walk(module, rule_set, settings, is_host_module(filename, settings))
@@ -127,7 +111,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, host_module
         module_imports_numpy=imports.imports_module("numpy"),
         host_module=host_module,
     )
-    module.visit(walker)
+    walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
 
 

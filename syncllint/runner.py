@@ -5,16 +5,25 @@ from __future__ import annotations
 import os
 import tokenize
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
+from typing import Protocol
 
+from syncllint.cache import Cache
 from syncllint.config import Settings
-from syncllint.engine import FileResult, lint_source, parse_error
+from syncllint.results import FileResult, parse_error
 
-# Below this many files a pool costs more to start than it saves.
-_POOL_THRESHOLD = 16
+# Below this much source a pool costs more to start than it saves: measured on 2 cores, a pool
+# starts and feeds two forked workers in ~0.1 s, while libcst lints ~0.4 MB/s per core
+# (benchmarks/README.md, "pool threshold").
+POOL_MIN_BYTES = 256_000
+
+
+class Progress(Protocol):
+    def start(self, files: int, total_bytes: int) -> None: ...
+    def advance(self, files: int, done_bytes: int) -> None: ...
+    def stop(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -36,11 +45,27 @@ def decode_source(data: bytes) -> SourceFile:
     return SourceFile(body.decode(encoding), encoding, bom)
 
 
-def lint_path(path: str, settings: Settings) -> FileResult:
+def lint_path(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         return FileResult(path, (parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    if cache is None:
+        return lint_bytes(data, path, settings)
+    key = cache.key(path, data)
+    cached = cache.load(key, path)
+    if cached is not None:
+        return FileResult(path, cached)
+    result = lint_bytes(data, path, settings)
+    cache.store(key, result.diagnostics)
+    return result
+
+
+def lint_bytes(data: bytes, path: str, settings: Settings) -> FileResult:
+    from syncllint.engine import (
+        lint_source,  # libcst: imported only when a file needs linting
+    )
+
     try:
         source = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as err:
@@ -50,28 +75,87 @@ def lint_path(path: str, settings: Settings) -> FileResult:
     return lint_source(source.text, path, settings)
 
 
-def _lint_chunk(args: tuple[list[str], Settings]) -> list[FileResult]:
-    paths, settings = args
-    return [lint_path(p, settings) for p in paths]
+def _cached(path: str, cache: Cache) -> FileResult | None:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    found = cache.load(cache.key(path, data), path)
+    return None if found is None else FileResult(path, found)
+
+
+def _lint_chunk(args: tuple[list[str], Settings, Cache | None]) -> list[FileResult]:
+    paths, settings, cache = args
+    return [lint_path(p, settings, cache) for p in paths]
 
 
 def default_jobs() -> int:
-    return os.cpu_count() or 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def lint_files(paths: Iterable[Path], settings: Settings, jobs: int | None = None) -> list[FileResult]:
-    """Lint every file; results sorted by path whatever the scheduling."""
+def lint_files(
+    paths: Iterable[Path],
+    settings: Settings,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+    progress: Progress | None = None,
+) -> list[FileResult]:
+    """Lint every file; results sorted by path whatever the scheduling.
+
+    With a cache, hits are answered here first; only misses reach the engine (and the pool).
+    """
     names = [str(p) for p in paths]
-    workers = max(1, jobs or default_jobs())
-    if workers == 1 or len(names) < _POOL_THRESHOLD:
-        results = [lint_path(p, settings) for p in names]
+    results: list[FileResult] = []
+    if cache is not None:
+        misses = []
+        for name in names:
+            hit = _cached(name, cache)
+            if hit is None:
+                misses.append(name)
+            else:
+                results.append(hit)
+        names = misses
+    sizes = {name: _size(name) for name in names}
+    workers = min(max(1, jobs or default_jobs()), len(names))
+    if progress is not None:
+        progress.start(len(names), sum(sizes.values()))
+    if workers <= 1 or sum(sizes.values()) < POOL_MIN_BYTES:
+        for name in names:
+            results.append(lint_path(name, settings, cache))
+            if progress is not None:
+                progress.advance(1, sizes[name])
     else:
-        # Interleave by size so no worker gets all the big files; small chunks keep stragglers short.
-        by_size = sorted(names, key=_size, reverse=True)
-        chunks = [by_size[i : i + 4] for i in range(0, len(by_size), 4)]
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        chunks = _chunks(names, sizes, workers)
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = [r for chunk in pool.map(_lint_chunk, [(c, settings) for c in chunks]) for r in chunk]
+            futures = {pool.submit(_lint_chunk, (chunk, settings, cache)): chunk for chunk in chunks}
+            for future in as_completed(futures):
+                results.extend(future.result())
+                if progress is not None:
+                    progress.advance(len(futures[future]), sum(sizes[n] for n in futures[future]))
+    if progress is not None:
+        progress.stop()
     return sorted(results, key=lambda r: r.filename)
+
+
+def _chunks(names: list[str], sizes: dict[str, int], workers: int) -> list[list[str]]:
+    """Biggest files first, in chunks of about 1/(16 * workers) of the bytes: the big files start
+    early, and the last chunks are small, so no worker is left alone with a long tail."""
+    ordered = sorted(names, key=lambda n: (-sizes[n], n))
+    target = max(1, sum(sizes.values()) // (16 * workers))
+    chunks: list[list[str]] = []
+    current: list[str] = []
+    weight = 0
+    for name in ordered:
+        current.append(name)
+        weight += sizes[name]
+        if weight >= target or len(current) >= 32:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def _size(path: str) -> int:

@@ -22,6 +22,32 @@ _COMPOUND = (
 )
 
 
+def _kinds(*bases: type) -> frozenset[type]:
+    """Every class that is a ``bases`` (``isinstance`` is slow on libcst's ABC hierarchy; a set
+    lookup of ``type(node)`` answers the same for every node class libcst defines)."""
+    found = set(bases)
+    stack = list(bases)
+    while stack:
+        subclasses: list[type] = stack.pop().__subclasses__()
+        for sub in subclasses:
+            if sub not in found:
+                found.add(sub)
+                stack.append(sub)
+    return frozenset(found)
+
+
+_STATEMENT_KINDS = _kinds(cst.SimpleStatementLine, *_COMPOUND)
+_COMPREHENSION_KINDS = _kinds(cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_SUITE_KINDS = _kinds(cst.BaseSuite)
+_ENTER_KINDS = _kinds(
+    cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda,
+    cst.ClassDef, cst.With, cst.For, cst.While,
+) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
+_LEAVE_KINDS = _kinds(
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr,
+) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
+
+
 @dataclass(frozen=True)
 class RawFinding:
     """A finding before positions are known."""
@@ -95,8 +121,14 @@ class BatchedWalker(cst.CSTVisitor):
 
     # -- traversal --------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = type(node).__name__
-        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if type(node) in _ENTER_KINDS:
+            self._enter(node)
+        for visit in self._dispatch.get(type(node).__name__, ()):
+            visit(node, self)
+        return True
+
+    def _enter(self, node: cst.CSTNode) -> None:
+        if type(node) in _STATEMENT_KINDS:
             self._statements.append(node)
         if isinstance(node, cst.Assign):
             self._store_targets.update(id(t.target) for t in node.targets)
@@ -128,13 +160,13 @@ class BatchedWalker(cst.CSTVisitor):
                 comp = comp.inner_for_in
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
-        for visit in self._dispatch.get(kind, ()):
-            visit(node, self)
-        return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        node = original_node
-        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if type(original_node) in _LEAVE_KINDS:
+            self._leave(original_node)
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        if type(node) in _STATEMENT_KINDS:
             self._statements.pop()
         if isinstance(node, cst.Assign):
             self.inference.bind_assignment([t.target for t in node.targets], node.value)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from syncllint.checks.base import Rule
 from syncllint.diagnostics import PARSE_ERROR_CODE
+
+if TYPE_CHECKING:  # the rules import libcst; a run answered from the cache never needs it
+    from syncllint.checks.base import Rule
 
 # Code numbering: SYNC0xx meta, SYNC1xx host reads, SYNC2xx host->device copies,
 # SYNC3xx data-dependent shapes, SYNC4xx writes, SYNC5xx implicit conversions,

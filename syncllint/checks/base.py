@@ -66,6 +66,12 @@ class Rule:
     # None: error on hot paths, warning elsewhere. Explicit waits pin INFO.
     fixed_severity: ClassVar[Severity | None] = None
     fix_applicability: ClassVar[Applicability | None] = None
+    # Substrings (matched case-insensitively) of which at least one occurs in the text of every
+    # file where this rule can report; files with none of the selected rules' triggers are not
+    # parsed (syncllint/prefilter.py, which also has placeholders for the configured suffixes).
+    # None promises nothing: the rule runs on every file. A wrong list loses findings, so list
+    # every way the rule can fire; tests/test_prefilter.py compares runs with and without.
+    triggers: ClassVar[tuple[str, ...] | None] = None
 
     def visitors(self) -> dict[str, Callable[[cst.CSTNode, RuleContext], None]]:
         """``{"Call": self.visit_Call, ...}`` for the engine's dispatch table."""

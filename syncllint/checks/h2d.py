@@ -17,6 +17,7 @@ class TensorFromHostData(Rule):
     name = "tensor-from-host-data"
     family = "host->device copies"
     summary = "`torch.tensor(data, device=...)` / `as_tensor` / `new_tensor` copy host data with a blocking copy"
+    triggers = ("torch", "new_tensor")
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Call):

@@ -8,6 +8,7 @@ from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import HOST_NAMES
 
 _NOT_TENSORS = ("self", "cls", "super")
 
@@ -29,6 +30,7 @@ class ItemOnTensor(Rule):
     name = "item-on-tensor"
     family = "host reads"
     summary = "`.item()` copies a device scalar to the host and waits for the GPU"
+    triggers = ("item",)
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         func = _method_call(node, "item")
@@ -51,6 +53,7 @@ class TolistOnTensor(Rule):
     name = "tolist-on-tensor"
     family = "host reads"
     summary = "`.tolist()` copies a device tensor to the host and waits for the GPU"
+    triggers = ("tolist",)
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         func = _method_call(node, "tolist")
@@ -77,6 +80,9 @@ class CopyToHost(Rule):
     name = "blocking-copy-to-host"
     family = "host reads"
     summary = "`.cpu()` / `.to(\"cpu\")` without `non_blocking=True` waits for the GPU"
+    # ``.cpu()``, a "cpu" device, or ``.to(t.device)`` with ``t`` a host tensor (named so, made by
+    # a torch factory, or pinned).
+    triggers = ("cpu", "torch", "pin_memory", HOST_NAMES)
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):

@@ -7,6 +7,7 @@ import libcst as cst
 from syncllint.analysis.values import DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 
 def _index_values(node: cst.Subscript) -> list[cst.BaseExpression]:
@@ -44,6 +45,7 @@ class BooleanMaskIndex(Rule):
     name = "boolean-mask-index"
     family = "data-dependent shapes"
     summary = "`x[mask]` has a data-dependent shape: the host waits to learn how many elements are true"
+    triggers = DEVICE_TENSOR_EVIDENCE
 
     def visit_Subscript(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Subscript) or ctx.is_store(node):
@@ -66,6 +68,7 @@ class MaskedWriteTensorValue(Rule):
     name = "masked-write-tensor-value"
     family = "writes"
     summary = "`x[mask] = tensor` syncs (a Python scalar value does not)"
+    triggers = DEVICE_TENSOR_EVIDENCE
 
     def visit_Assign(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Assign):

@@ -1,0 +1,106 @@
+"""A read-only walk over a libcst tree, several times cheaper than ``module.visit(visitor)``.
+
+``CSTNode.visit`` rebuilds every node it passes through (``_visit_and_replace_children``
+constructs and validates a new node even for a read-only ``CSTVisitor``) and calls per-attribute
+hooks. The engine only reads, so this walk calls ``on_visit(node)`` / ``on_leave(node)`` on the
+original nodes in libcst's own order, without rebuilding anything, and skips whitespace and
+punctuation subtrees (``SimpleWhitespace``, ``Comma``, operators, ...) unless asked to keep a kind.
+
+libcst's child order is read once per node class from the source of its
+``_visit_and_replace_children`` (``visit_required(self, "func", ...)`` and friends); a class
+whose order cannot be read is visited with libcst's own ``visit``. tests/test_traversal.py checks
+that both walks meet the same nodes in the same order on real code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from functools import cache
+
+import libcst as cst
+from libcst._nodes import op as _op_nodes
+from libcst._nodes import whitespace as _whitespace_nodes
+
+_CHILD_FIELD = re.compile(
+    r"visit_(?:required|optional|sentinel|sequence|iterable|body_sequence|body_iterable)\(\s*self,\s*\"(\w+)\""
+)
+
+_ANY_VISIT = re.compile(r"(?<![\w.])visit_\w+\(|\.visit\(")
+
+
+def _subclasses(root: type) -> set[type]:
+    found: set[type] = set()
+    stack = [root]
+    while stack:
+        subclasses: list[type] = stack.pop().__subclasses__()
+        for sub in subclasses:
+            if sub not in found:
+                found.add(sub)
+                stack.append(sub)
+    return found
+
+
+ALL_NODE_TYPES = frozenset(_subclasses(cst.CSTNode))
+_BRACKETS = {"LeftParen", "RightParen", "LeftSquareBracket", "RightSquareBracket", "LeftCurlyBrace", "RightCurlyBrace"}
+# Whitespace, comments, operators and brackets: leaves for every analysis the engine runs.
+TRIVIA_TYPES = frozenset(
+    t
+    for t in ALL_NODE_TYPES
+    if t.__module__ in (_whitespace_nodes.__name__, _op_nodes.__name__) or t.__name__ in _BRACKETS
+)
+
+
+@cache
+def child_fields(kind: type) -> tuple[str, ...] | None:
+    """The fields holding ``kind``'s children, in libcst's visiting order; None when unknown."""
+    method = getattr(kind, "_visit_and_replace_children", None)
+    if method is None:
+        return None
+    try:
+        source = inspect.getsource(method)
+    except (OSError, TypeError):
+        return None
+    names = _CHILD_FIELD.findall(source)
+    if len(names) != len(_ANY_VISIT.findall(source)):
+        return None  # a child visited some other way: let libcst walk this class
+    fields: list[str] = []
+    for name in names:
+        if name not in fields:  # ImportFrom visits ``names`` in one of two branches
+            fields.append(name)
+    return tuple(fields)
+
+
+class Walker:
+    """Calls ``on_visit`` / ``on_leave`` of ``visitor`` over a tree, skipping ``skip`` kinds."""
+
+    def __init__(self, visitor: cst.CSTVisitor, keep: Iterable[type] = ()) -> None:
+        self._on_visit: Callable[[cst.CSTNode], bool | None] = visitor.on_visit
+        self._on_leave: Callable[[cst.CSTNode], None] = visitor.on_leave
+        self._visitor = visitor
+        self._skip = TRIVIA_TYPES - frozenset(keep)
+
+    def walk(self, node: cst.CSTNode) -> None:
+        kind = type(node)
+        fields = child_fields(kind)
+        if fields is None:
+            node.visit(self._visitor)
+            return
+        if self._on_visit(node):
+            skip = self._skip
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    for child in value:
+                        if type(child) not in skip:
+                            self.walk(child)
+                elif kind in ALL_NODE_TYPES and kind not in skip:
+                    self.walk(value)
+        self._on_leave(node)
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, keep: Iterable[type] = ()) -> None:
+    """Visit ``node`` and its descendants with ``visitor`` (read-only), skipping trivia."""
+    Walker(visitor, keep).walk(node)
