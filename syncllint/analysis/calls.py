@@ -160,8 +160,6 @@ class CallInference:
             return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
-        if qualified in api.TORCH_BOOL_ANSWERS:
-            return PYTHON_SCALAR
         args = [self.infer(a.value) for a in call.args]
         for a in call.args:
             if isinstance(a.value, (cst.List, cst.Tuple)):  # torch.cat([a, b]), torch.stack((a, b))
@@ -207,8 +205,6 @@ class CallInference:
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON
-        if method in api.BOOL_ANSWER_METHODS:
-            return PYTHON_SCALAR
         if method in ("item", "tolist"):
             return PYTHON_SCALAR if method == "item" else PYTHON
         if owner.place == Place.NUMPY:

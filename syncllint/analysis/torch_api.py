@@ -47,9 +47,6 @@ RESULT_FIELDS = frozenset(
     "singular_values eigenvalues eigenvectors sign logabsdet mantissa exponent P".split()
 )
 INT_RESULT_FIELDS = frozenset("indices pivots info rank".split())
-# Torch functions and tensor methods that sync and answer with a Python bool.
-TORCH_BOOL_ANSWERS = frozenset(("torch.equal", "torch.allclose", "torch.is_nonzero"))
-BOOL_ANSWER_METHODS = frozenset(("equal", "allclose", "is_nonzero"))
 # Factories whose default dtype is an integer one.
 INT_FACTORIES = frozenset(("torch.randint", "torch.randperm", "torch.tril_indices", "torch.triu_indices"))
 # Factories whose first positional arguments are the size (``torch.zeros(())`` is 0-d).
