@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import ast
 import json
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,11 @@ from syncllint.checks import all_rules
 from syncllint.config import Settings
 from syncllint.diagnostics import Confidence
 from syncllint.engine import lint_source
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 # In CI the repository is cloned beside ``shared/``; in a worktree it sits one level deeper.
@@ -43,8 +49,10 @@ pytestmark = pytest.mark.skipif(
 
 # Rules other branches add; their rows skip until they are registered. Anything else must exist.
 _ELSEWHERE = frozenset(
-    "SYNC104 SYNC105 SYNC202 SYNC203 SYNC402 SYNC403 SYNC501 SYNC502 SYNC503 SYNC504 SYNC505 "
-    "SYNC701 SYNC702 SYNC703 SYNC801".split()
+    (
+        "SYNC104", "SYNC202", "SYNC402", "SYNC403", "SYNC501", "SYNC502", "SYNC503", "SYNC504", "SYNC505",
+        "SYNC701", "SYNC702", "SYNC703", "SYNC801",
+    )
 )
 BLOCKED_MS = 50.0  # the timing oracle: ~100 ms means the host waited for the 100 ms kernel
 
@@ -109,9 +117,7 @@ class Entry:
 
 
 def _entry(raw: object) -> Entry:
-    if isinstance(raw, str):
-        raw = {"code": raw}
-    elif isinstance(raw, list):
+    if isinstance(raw, (str, list)):
         raw = {"code": raw}
     assert isinstance(raw, dict), raw
     code = raw["code"]
@@ -127,7 +133,7 @@ def _entry(raw: object) -> Entry:
     )
 
 
-def _gpu_rows() -> dict[str, dict[str, object]]:
+def _gpu_rows() -> dict[str, dict[str, Any]]:
     if not GPU_TRUTH.is_file():
         return {}
     return {row["name"]: row for row in json.loads(GPU_TRUTH.read_text(encoding="utf-8"))["rows"]}
@@ -155,11 +161,11 @@ def load_idioms() -> list[Idiom]:
         if "error" in row:
             idioms.append(Idiom("gpu_sync_truth", name, None, False, _GPU_SETUP))
             continue
-        syncs = int(row["syncs"]) > 0 or float(row["blocked_ms"]) > BLOCKED_MS  # type: ignore[arg-type]
+        syncs = int(row["syncs"]) > 0 or float(row["blocked_ms"]) > BLOCKED_MS
         idioms.append(Idiom("gpu_sync_truth", name, str(row["code"]), syncs, _GPU_SETUP))
     codes = _semantics_codes()
     for line in SEMANTICS.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or not line.strip() or line.startswith("case\t"):
+        if line.startswith(("#", "case\t")) or not line.strip():
             continue
         name, verdict = line.split("\t")[:2]
         idioms.append(Idiom("sync_semantics", name, codes.get(name), verdict == "SYNC", _SEMANTICS_SETUP))
@@ -212,7 +218,7 @@ def test_idiom_is_covered(idiom: Idiom) -> None:
         return
     syncs = idiom.syncs
     if entry.timing is not None:
-        blocked = float(_gpu_rows()[entry.timing]["blocked_ms"])  # type: ignore[arg-type]
+        blocked = float(_gpu_rows()[entry.timing]["blocked_ms"])
         assert blocked > BLOCKED_MS, f"{idiom.name}: {entry.timing} did not block the host ({blocked} ms)"
         syncs = True
     if entry.race:

@@ -69,10 +69,9 @@ class NonzeroShape(Rule):
         call = match_torch_call(node, ctx, ("nonzero", "argwhere", "where"))
         if call is None:
             return
-        if call.name == "where":
-            # Only ``torch.where(cond)``: the three-argument form is elementwise (measured no sync).
-            if call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None:
-                return
+        # Only ``torch.where(cond)``: the three-argument form is elementwise (measured no sync).
+        if call.name == "where" and (call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None):
+            return
         confidence = operand_confidence(call, ctx, lookalike_method=call.name == "nonzero")
         if confidence is None:
             return
