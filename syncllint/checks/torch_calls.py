@@ -79,8 +79,8 @@ def match_torch_call(
     receiver = func.value
     if isinstance(receiver, cst.Name) and ctx.imports.is_imported(receiver.value):
         return None  # ``module.op(...)`` of some other imported module
-    if isinstance(receiver, cst.Name) and receiver.value in _NOT_TENSORS:
-        return None
+    if isinstance(receiver, cst.Name) and receiver.value in _NOT_TENSORS and not ctx.inference.infer(receiver).is_tensor:
+        return None  # ``self.unique()`` of a class; a tensor the code binds to ``cls`` still counts
     if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
         return None
     return TorchCall(func.attr.value, node, receiver, True, None)
