@@ -143,10 +143,9 @@ class CallInference:
             if is_true(keyword(call, "pin_memory")):
                 place = Value(Place.HOST_TENSOR, pinned=True)
             dtype = self.dtype_of(keyword(call, "dtype"))
-            zero_dim = qualified in ("torch.tensor", "torch.scalar_tensor") and isinstance(
-                positional(call, 0), (cst.Integer, cst.Float, cst.Name)
-            ) and not self.infer(positional(call, 0) or cst.Name("None")).is_tensor
-            return Value(place.place, dtype, zero_dim, place.pinned)
+            if dtype is DType.UNKNOWN:
+                dtype = self._default_factory_dtype(qualified, call)
+            return Value(place.place, dtype, self._factory_is_0d(qualified, call), place.pinned)
         if qualified in api.TORCH_LIKE_FACTORIES:
             first = positional(call, 0)
             fallback = self.infer(first) if first is not None else TENSOR
@@ -173,6 +172,34 @@ class CallInference:
             result = result.with_dtype(DType.BOOL)
         return result
 
+    def _factory_is_0d(self, qualified: str, call: cst.Call) -> bool:
+        first = positional(call, 0)
+        if qualified in ("torch.tensor", "torch.scalar_tensor", "torch.as_tensor"):
+            if isinstance(first, (cst.Integer, cst.Float)):
+                return True
+            return isinstance(first, cst.Name) and not self.infer(first).is_tensor and self.infer(first).zero_dim
+        if qualified in api.SIZED_FACTORIES:
+            size = first if first is not None else keyword(call, "size")
+            return isinstance(size, (cst.Tuple, cst.List)) and not size.elements
+        return False
+
+    def _default_factory_dtype(self, qualified: str, call: cst.Call) -> DType:
+        if qualified in api.INT_FACTORIES:
+            return DType.INT
+        args = [a.value for a in call.args if a.keyword is None]
+        if qualified in ("torch.arange", "torch.range") and args and all(isinstance(a, cst.Integer) for a in args):
+            return DType.INT
+        if qualified in api.HOST_DATA_CONSTRUCTORS and args:
+            data = args[0]
+            leaves = [el.value for el in data.elements] if isinstance(data, (cst.List, cst.Tuple)) else [data]
+            if leaves and all(isinstance(v, cst.Integer) for v in leaves):
+                return DType.INT
+            if leaves and all(isinstance(v, (cst.Float, cst.Integer)) for v in leaves):
+                return DType.FLOAT
+            if leaves and all(isinstance(v, cst.Name) and v.value in ("True", "False") for v in leaves):
+                return DType.BOOL
+        return DType.UNKNOWN
+
     def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
         method = func.attr.value
         owner = self.infer(func.value)
@@ -189,7 +216,7 @@ class CallInference:
         if method == "numpy":
             return NUMPY
         if method == "cuda":
-            return DEVICE_TENSOR
+            return Value(Place.DEVICE, owner.dtype, owner.zero_dim)
         if method == "pin_memory":
             return Value(Place.HOST_TENSOR, owner.dtype, pinned=True)
         if method == "to":
@@ -221,10 +248,11 @@ class CallInference:
         if target is None:
             return owner if owner.is_tensor else UNKNOWN
         spec = self.device_spec(target)
+        # A move keeps dtype and rank: ``torch.tensor(7).to(dev)`` is a 0-d device tensor.
         if spec is DeviceLiteral.CPU:
-            return Value(Place.HOST_TENSOR, owner.dtype)
+            return Value(Place.HOST_TENSOR, owner.dtype, owner.zero_dim)
         if spec is DeviceLiteral.ACCELERATOR:
-            return Value(Place.DEVICE, owner.dtype)
+            return Value(Place.DEVICE, owner.dtype, owner.zero_dim)
         other = self.infer(target)
         if other.is_tensor:  # ``x.to(other)`` takes other's device and dtype
             return Value(other.place)

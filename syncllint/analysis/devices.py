@@ -241,6 +241,10 @@ class DeviceInference(CallInference):
             owner = self.infer(node.value)
             if owner.is_tensor or owner.place == Place.NUMPY:
                 return owner
+        if attr in api.RESULT_FIELDS:
+            owner = self.infer(node.value)
+            if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device
+                return Value(owner.place, DType.INT if attr in api.INT_RESULT_FIELDS else DType.UNKNOWN)
         return self._suffix_value(attr, attribute=True) or UNKNOWN
 
     def _infer_subscript(self, node: cst.Subscript) -> Value:

@@ -24,7 +24,9 @@ SAME_PLACE_BOOL_METHODS = frozenset(
     "bool any all isnan isinf isfinite isneginf isposinf eq ne lt le gt ge logical_and "
     "logical_or logical_not logical_xor isin signbit".split()
 )
-SAME_PLACE_INT_METHODS = frozenset("long int short char byte argmax argmin argsort".split())
+SAME_PLACE_INT_METHODS = frozenset(
+    "long int short char byte argmax argmin argsort nonzero argwhere nonzero_static bincount count_nonzero".split()
+)
 SAME_PLACE_FLOAT_METHODS = frozenset("float half double bfloat16".split())
 REDUCTIONS_TO_0D = frozenset("sum mean max min prod any all norm argmax argmin std var amax amin".split())
 
@@ -38,6 +40,19 @@ METADATA_METHODS = frozenset(
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
+# Fields of the named tuples torch ops return (``torch.sort(x).values``, ``cholesky_ex(a).L``):
+# tensors on the device of the op's inputs.
+RESULT_FIELDS = frozenset(
+    "values indices L U S V Vh Q R LU LD pivots info inverse result solution residuals rank "
+    "singular_values eigenvalues eigenvectors sign logabsdet mantissa exponent P".split()
+)
+INT_RESULT_FIELDS = frozenset("indices pivots info rank".split())
+# Factories whose default dtype is an integer one.
+INT_FACTORIES = frozenset(("torch.randint", "torch.randperm", "torch.tril_indices", "torch.triu_indices"))
+# Factories whose first positional arguments are the size (``torch.zeros(())`` is 0-d).
+SIZED_FACTORIES = frozenset(
+    "torch." + n for n in "zeros ones empty full rand randn".split()
+)
 
 # Torch functions whose result is a bool tensor.
 TORCH_BOOL_FUNCTIONS = frozenset(

@@ -27,10 +27,10 @@ FAMILIES = {
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    from syncllint.checks import h2d, host_reads, masks
+    from syncllint.checks import checked_ops, h2d, host_reads, masks, mixed_places, shapes, sizes
 
     rules: list[type[Rule]] = []
-    for module in (host_reads, h2d, masks):
+    for module in (host_reads, h2d, masks, shapes, sizes, checked_ops, mixed_places):
         rules.extend(module.RULES)
     return tuple(sorted(rules, key=lambda r: r.code))
 
