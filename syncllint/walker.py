@@ -153,6 +153,8 @@ class BatchedWalker(cst.CSTVisitor):
             self._leave_suite(node)
         elif isinstance(node, cst.Expr):
             self._note_default_device_call(node.value)
+        elif isinstance(node, cst.Call):
+            self.inference.note_call(node)
 
     # -- helpers ----------------------------------------------------------------------------
     def _enter_function(self, node: cst.FunctionDef) -> None:

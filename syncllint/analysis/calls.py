@@ -17,6 +17,8 @@ from syncllint.analysis.values import (
     PYTHON_SCALAR,
     TENSOR,
     UNKNOWN,
+    EVENT,
+    STREAM,
     DeviceLiteral,
     DType,
     Place,
@@ -159,6 +161,12 @@ class CallInference:
         if qualified == "torch.device":
             spec = self.device_spec(call)
             return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
+        if qualified in api.STREAM_FACTORIES:
+            return STREAM
+        if qualified in api.EVENT_FACTORIES:
+            return EVENT
+        if qualified in api.TORCH_PYTHON_RESULT_FUNCTIONS:
+            return PYTHON_SCALAR
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
         args = [self.infer(a.value) for a in call.args]
@@ -178,6 +186,8 @@ class CallInference:
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON
+        if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
+            return PYTHON_SCALAR
         if method in ("item", "tolist"):
             return PYTHON_SCALAR if method == "item" else PYTHON
         if owner.place == Place.NUMPY:

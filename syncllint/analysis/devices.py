@@ -15,7 +15,9 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.waits import async_copy_destination, completes_queued_work, is_async_copy_to_host
 from syncllint.analysis.values import (
+    ASSUMED_TENSOR,
     DEVICE_TENSOR,
     HOST_TENSOR,
     NUMPY,
@@ -36,6 +38,8 @@ from syncllint.analysis.values import (
 class _Scope:
     names: dict[str, Value] = field(default_factory=dict)
     default_device: DeviceLiteral | None = None
+    # Names filled by a ``non_blocking`` device->host copy that no host wait has completed yet.
+    pending: set[str] = field(default_factory=set)
 
 
 class DeviceInference(CallInference):
@@ -74,6 +78,9 @@ class DeviceInference(CallInference):
 
     # -- binding ----------------------------------------------------------------------------
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        key = dotted_name(target)
+        if key is not None:
+            self._scopes[-1].pending.discard(key)
         if isinstance(target, cst.Name):
             self._scopes[-1].names[target.value] = value
         elif isinstance(target, cst.Attribute):
@@ -91,6 +98,7 @@ class DeviceInference(CallInference):
             self.bind(target.value, PYTHON)
 
     def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
                 if len(target.elements) == len(value.elements):
@@ -98,6 +106,27 @@ class DeviceInference(CallInference):
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
             self.bind(target, self.infer(value))
+            key = dotted_name(target)
+            if key is not None and pending:
+                self._scopes[-1].pending.add(key)
+
+    # -- asynchronous copies ----------------------------------------------------------------
+    def is_pending(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is host data that an unfinished asynchronous copy is still writing."""
+        if is_async_copy_to_host(expr, self):
+            return True
+        key = dotted_name(expr)
+        return key is not None and key in self._scopes[-1].pending
+
+    def note_call(self, call: cst.Call) -> None:
+        """Effects of a finished call on pending copies: a host wait completes them all."""
+        if completes_queued_work(call, self):
+            self._scopes[-1].pending.clear()
+            return
+        destination = async_copy_destination(call, self)
+        key = dotted_name(destination) if destination is not None else None
+        if key is not None:
+            self._scopes[-1].pending.add(key)
 
     def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
         """Bind a function's parameters from annotations, names and the kind of function."""
@@ -109,7 +138,7 @@ class DeviceInference(CallInference):
             if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
                 value = PYTHON_SCALAR
             if value is None:
-                value = TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
+                value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self._scopes[-1].names[name] = value
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
