@@ -15,7 +15,6 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
-from syncllint.analysis.waits import async_copy_destination, completes_queued_work, is_async_copy_to_host
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     DEVICE_TENSOR,
@@ -31,6 +30,11 @@ from syncllint.analysis.values import (
     Value,
     combine_operands,
     join,
+)
+from syncllint.analysis.waits import (
+    async_copy_destination,
+    completes_queued_work,
+    is_async_copy_to_host,
 )
 
 

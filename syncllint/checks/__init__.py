@@ -24,7 +24,16 @@ FAMILIES = {
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    from syncllint.checks import conversions, formatting, h2d, host_reads, masks, python_protocols, races, waits
+    from syncllint.checks import (
+        conversions,
+        formatting,
+        h2d,
+        host_reads,
+        masks,
+        python_protocols,
+        races,
+        waits,
+    )
 
     rules: list[type[Rule]] = []
     for module in (host_reads, h2d, masks, conversions, formatting, python_protocols, waits, races):

@@ -5,7 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.calls import positional
-from syncllint.analysis.conditions import truth_confidence, truth_tested, value_confidence
+from syncllint.analysis.conditions import (
+    truth_confidence,
+    truth_tested,
+    value_confidence,
+)
 from syncllint.checks.base import Rule, RuleContext
 
 _CONVERSIONS = {"int": "__int__", "float": "__float__", "bool": "__bool__", "complex": "__complex__"}
