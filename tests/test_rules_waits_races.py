@@ -114,7 +114,7 @@ RACES = [
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h[0]\n",
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h.tolist()\n",
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h.item()\n",
-    "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h.numpy()\n",
+    "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h.numpy()\nw = v.sum()\n",
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nprint(h)\n",
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ns = f'{h}'\n",
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ny = h + 1\n",
@@ -190,3 +190,39 @@ def test_race_message_says_it_is_not_a_sync() -> None:
 def test_race_is_suppressed_by_noqa() -> None:
     body = "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nv = h[0]  # noqa: SYNC801\n"
     assert _codes(body, "SYNC8") == []
+
+
+def test_copy_in_a_returning_branch_does_not_reach_later_code() -> None:
+    body = (
+        "class Buffer:\n"
+        "    def copy_to_cpu(self, n=None):\n"
+        "        if n is None:\n"
+        "            return self.buf_cpu.copy_(self.buf_gpu, non_blocking=True)\n"
+        "        return self.buf_cpu[:n].copy_(self.buf_gpu[:n], non_blocking=True)\n"
+    )
+    assert _codes(body, "SYNC8") == []
+
+
+def test_wait_in_a_returning_branch_does_not_cover_later_reads() -> None:
+    body = (
+        "def f(x: torch.Tensor, early: bool):\n"
+        "    h = x.to('cpu', non_blocking=True)\n"
+        "    if early:\n"
+        "        torch.cuda.synchronize()\n"
+        "        return h.tolist()\n"
+        "    return h.tolist()\n"
+    )
+    found = [(d.code, d.start.row) for d in lint(HEADER + body) if d.code == "SYNC801"]
+    assert found == [("SYNC801", 8)]
+
+
+def test_numpy_view_of_a_pending_copy_is_handed_on_not_read() -> None:
+    body = (
+        "def async_copy_to_np(x: torch.Tensor) -> np.ndarray:\n"
+        "    return x.to('cpu', non_blocking=True, copy=True).numpy()\n"
+        "def early(x: torch.Tensor) -> float:\n"
+        "    a = x.to('cpu', non_blocking=True).numpy()\n"
+        "    return a[0]\n"
+    )
+    found = [(d.code, d.start.row) for d in lint(HEADER + body) if d.code == "SYNC801"]
+    assert found == [("SYNC801", 7)]

@@ -126,7 +126,7 @@ class CallInference:
             if qualified in ("sum", "max", "min", "next", "abs"):
                 args = [self.infer(a.value) for a in call.args]
                 if any(a.is_tensor for a in args):
-                    return TENSOR if not any(a.place == Place.DEVICE for a in args) else DEVICE_TENSOR
+                    return combine_operands([a for a in args if a.is_tensor])
                 return UNKNOWN if qualified == "next" else PYTHON_SCALAR
             if qualified in ("int", "float", "bool", "len", "round", "str", "repr", "hash", "id"):
                 return PYTHON_SCALAR
@@ -169,6 +169,8 @@ class CallInference:
             return PYTHON_SCALAR
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
+        if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
+            return PYTHON  # torch.get_num_threads(), torch.is_grad_enabled(), torch.set_...
         args = [self.infer(a.value) for a in call.args]
         for a in call.args:
             if isinstance(a.value, (cst.List, cst.Tuple)):  # torch.cat([a, b]), torch.stack((a, b))
@@ -188,6 +190,8 @@ class CallInference:
             return PYTHON
         if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
             return PYTHON_SCALAR
+        if method.startswith("is_") and owner.is_tensor:
+            return PYTHON_SCALAR  # ``t.is_shared()``, ``t.is_signed()``: Python bools
         if method in ("item", "tolist"):
             return PYTHON_SCALAR if method == "item" else PYTHON
         if owner.place == Place.NUMPY:

@@ -37,7 +37,7 @@ def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 def value_confidence(value: Value) -> Confidence | None:
     """A tensor that may be on a device, as a confidence; None for anything else."""
     if value.place is Place.DEVICE:
-        return Confidence.HIGH
+        return Confidence.MEDIUM if value.assumed else Confidence.HIGH  # ``*_gpu`` by name only
     if value.place is Place.TENSOR:
         return Confidence.MEDIUM
     return None

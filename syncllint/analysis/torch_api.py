@@ -102,3 +102,5 @@ EVENT_FACTORIES = frozenset(
 DEVICE_SYNCHRONIZE = frozenset(
     "torch." + n for n in "cuda.synchronize accelerator.synchronize xpu.synchronize mps.synchronize".split()
 )
+# ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
+HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")

@@ -107,14 +107,13 @@ def join(a: Value, b: Value) -> Value:
 def combine_operands(values: list[Value]) -> Value:
     """Place of the result of arithmetic over ``values`` (torch broadcasting rules)."""
     places = {v.place for v in values}
-    if Place.DEVICE in places:
-        return DEVICE_TENSOR
-    if Place.TENSOR in places:
-        # Arithmetic on assumed tensors (``seq_len - 1``) proves nothing more about them.
-        tensors = [v for v in values if v.place is Place.TENSOR]
-        return ASSUMED_TENSOR if all(v.assumed for v in tensors) else TENSOR
-    if Place.HOST_TENSOR in places:
-        return HOST_TENSOR
+    for place, result in ((Place.DEVICE, DEVICE_TENSOR), (Place.TENSOR, TENSOR), (Place.HOST_TENSOR, HOST_TENSOR)):
+        if place in places:
+            # Arithmetic on convention-only tensors (``seq_len - 1``, ``n_gpu + 1``) proves
+            # nothing more about them.
+            if all(v.assumed for v in values if v.place is place):
+                return replace(result, assumed=True)
+            return result
     if Place.NUMPY in places:
         return NUMPY
     if places == {Place.PYTHON}:

@@ -20,7 +20,7 @@ from syncllint.diagnostics import Confidence
 
 # Methods that do not read the data: metadata, and ops queued on a stream after the copy.
 _NON_READING_METHODS = api.METADATA_METHODS | frozenset(
-    ("record_stream", "copy_", "to", "cuda", "pin_memory", "share_memory_", "untyped_storage")
+    ("record_stream", "copy_", "to", "cuda", "pin_memory", "share_memory_", "untyped_storage", "numpy")
 )
 _READING_BUILTINS = frozenset(
     "int float bool complex str repr print format list tuple sorted max min sum any all".split()
@@ -33,8 +33,15 @@ class EarlyReadOfAsyncCopy(Rule):
     family = "race hazards"
     summary = "host data of a `non_blocking=True` device->host copy read before any host wait (a race, not a sync)"
 
+    def __init__(self) -> None:
+        # Views taken only to be written or handed on (``host[:n].copy_(...)``) are not reads.
+        self._not_reads: set[int] = set()
+
+    def visit_Module(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        self._not_reads.clear()  # one rule object serves every file
+
     def _check(self, expr: cst.BaseExpression, ctx: RuleContext) -> None:
-        if not ctx.inference.is_pending(expr):
+        if id(expr) in self._not_reads or not ctx.inference.is_pending(expr):
             return
         name = dotted_name(expr)
         what = f"`{name}`" if name else "this tensor"
@@ -51,7 +58,9 @@ class EarlyReadOfAsyncCopy(Rule):
         if not isinstance(node, cst.Call):
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value not in _NON_READING_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in _NON_READING_METHODS:
+            self._not_reads.add(id(func.value))
+        elif isinstance(func, cst.Attribute):
             qualified = ctx.qualify(func)
             if not (qualified and qualified.startswith(("torch.", "numpy."))):
                 self._check(func.value, ctx)
@@ -63,7 +72,7 @@ class EarlyReadOfAsyncCopy(Rule):
                 self._check(arg.value, ctx)
 
     def visit_Subscript(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        if isinstance(node, cst.Subscript) and not ctx.is_store(node):
+        if isinstance(node, cst.Subscript) and not ctx.is_store(node) and id(node) not in self._not_reads:
             self._check(node.value, ctx)
 
     def visit_BinaryOperation(self, node: cst.CSTNode, ctx: RuleContext) -> None:
