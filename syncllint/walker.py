@@ -17,6 +17,9 @@ from syncllint.diagnostics import Confidence
 
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 
+# Decorators from these modules compile the function into device code.
+_KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
+
 _COMPOUND = (
     cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match,
 )
@@ -190,15 +193,30 @@ class BatchedWalker(cst.CSTVisitor):
             self._leave_suite(node)
         elif isinstance(node, cst.Expr):
             self._note_default_device_call(node.value)
+        elif isinstance(node, cst.Call):
+            self.inference.note_call(node)
 
     # -- helpers ----------------------------------------------------------------------------
     def _enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
-        self._frames.append([0, 0, int(bool(hot))])
+        # A kernel (``@triton.jit``) runs on the device: nothing in it is a host sync, so it is
+        # treated like an allowed region.
+        self._frames.append([int(self._is_kernel(node)), 0, int(bool(hot))])
         self.inference.enter_function()
         # ``forward`` and ``__call__`` of a module get tensors unless annotated otherwise.
         self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",))
+
+    def _is_kernel(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            # ``triton.jit``, but also re-exports such as ``vllm.triton_utils.triton.jit``.
+            modules = (self.imports.qualify(expr) or "").split(".")[:-1]
+            if any(part in _KERNEL_DECORATOR_MODULES for part in modules):
+                return True
+        return False
 
     def _enter_with(self, node: cst.With) -> None:
         if with_allows(node, self.imports, self._allowed_contexts):
@@ -211,6 +229,7 @@ class BatchedWalker(cst.CSTVisitor):
                 self.inference.bind(item.asname.name, self.inference.infer(item.item))
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
+        self.inference.enter_block()
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] += 1
@@ -221,6 +240,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.set_default_device(self._default_device_bodies[key])
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
+        self.inference.leave_block(_ends_flow(node))
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] -= 1
@@ -256,6 +276,18 @@ class BatchedWalker(cst.CSTVisitor):
         if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "torch.set_default_device":
             arg = expr.args[0].value if expr.args else None
             self.inference.set_default_device(self.inference.device_spec(arg))
+
+
+def _ends_flow(suite: cst.BaseSuite) -> bool:
+    """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
+    last: cst.CSTNode | None = None
+    if isinstance(suite, cst.IndentedBlock) and suite.body:
+        statement = suite.body[-1]
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            last = statement.body[-1]
+    elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
+        last = suite.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
 
 
 def _element_of(value: Value) -> Value:

@@ -11,10 +11,12 @@ from syncllint.analysis.values import (
     ACCELERATOR_DEVICE,
     CPU_DEVICE,
     DEVICE_TENSOR,
+    EVENT,
     HOST_TENSOR,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
+    STREAM,
     TENSOR,
     UNKNOWN,
     DeviceLiteral,
@@ -124,7 +126,7 @@ class CallInference:
             if qualified in ("sum", "max", "min", "next", "abs"):
                 args = [self.infer(a.value) for a in call.args]
                 if any(a.is_tensor for a in args):
-                    return TENSOR if not any(a.place == Place.DEVICE for a in args) else DEVICE_TENSOR
+                    return combine_operands([a for a in args if a.is_tensor])
                 return UNKNOWN if qualified == "next" else PYTHON_SCALAR
             if qualified in ("int", "float", "bool", "len", "round", "str", "repr", "hash", "id"):
                 return PYTHON_SCALAR
@@ -158,8 +160,16 @@ class CallInference:
         if qualified == "torch.device":
             spec = self.device_spec(call)
             return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
+        if qualified in api.STREAM_FACTORIES:
+            return STREAM
+        if qualified in api.EVENT_FACTORIES:
+            return EVENT
+        if qualified in api.TORCH_PYTHON_RESULT_FUNCTIONS:
+            return PYTHON_SCALAR
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
+        if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
+            return PYTHON  # torch.get_num_threads(), torch.is_grad_enabled(), torch.set_...
         args = [self.infer(a.value) for a in call.args]
         for a in call.args:
             if isinstance(a.value, (cst.List, cst.Tuple)):  # torch.cat([a, b]), torch.stack((a, b))
@@ -205,6 +215,10 @@ class CallInference:
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON
+        if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
+            return PYTHON_SCALAR
+        if method.startswith("is_") and owner.is_tensor:
+            return PYTHON_SCALAR  # ``t.is_shared()``, ``t.is_signed()``: Python bools
         if method in ("item", "tolist"):
             return PYTHON_SCALAR if method == "item" else PYTHON
         if owner.place == Place.NUMPY:

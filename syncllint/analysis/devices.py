@@ -16,6 +16,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.values import (
+    ASSUMED_TENSOR,
     DEVICE_TENSOR,
     HOST_TENSOR,
     NUMPY,
@@ -30,12 +31,21 @@ from syncllint.analysis.values import (
     combine_operands,
     join,
 )
+from syncllint.analysis.waits import (
+    async_copy_destination,
+    completes_queued_work,
+    is_async_copy_to_host,
+)
 
 
 @dataclass
 class _Scope:
     names: dict[str, Value] = field(default_factory=dict)
     default_device: DeviceLiteral | None = None
+    # Names filled by a ``non_blocking`` device->host copy that no host wait has completed yet.
+    pending: set[str] = field(default_factory=set)
+    pending_at_block_entry: list[set[str]] = field(default_factory=list)
+    is_class: bool = False
 
 
 class DeviceInference(CallInference):
@@ -61,9 +71,13 @@ class DeviceInference(CallInference):
 
     def enter_class(self) -> None:
         self._class_attrs.append({})
+        # A class body binds its own names (dataclass fields ``counts: torch.Tensor``), which
+        # its methods and the module do not see.
+        self._scopes.append(_Scope(default_device=self._scopes[-1].default_device, is_class=True))
 
     def exit_class(self) -> None:
         self._class_attrs.pop()
+        self._scopes.pop()
 
     def set_default_device(self, device: DeviceLiteral | None) -> None:
         self._scopes[-1].default_device = device
@@ -82,6 +96,9 @@ class DeviceInference(CallInference):
         return value
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        key = dotted_name(target)
+        if key is not None:
+            self._scopes[-1].pending.discard(key)
         if isinstance(target, cst.Name):
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
@@ -100,6 +117,7 @@ class DeviceInference(CallInference):
             self.bind(target.value, PYTHON)
 
     def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
                 if len(target.elements) == len(value.elements):
@@ -107,18 +125,54 @@ class DeviceInference(CallInference):
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
             self.bind(target, self.infer(value))
+            key = dotted_name(target)
+            if key is not None and pending:
+                self._scopes[-1].pending.add(key)
+
+    # -- asynchronous copies ----------------------------------------------------------------
+    def is_pending(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is host data that an unfinished asynchronous copy is still writing."""
+        if is_async_copy_to_host(expr, self):
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
+            return self.is_pending(expr.func.value)  # a numpy view of the same memory
+        key = dotted_name(expr)
+        return key is not None and key in self._scopes[-1].pending
+
+    def enter_block(self) -> None:
+        scope = self._scopes[-1]
+        scope.pending_at_block_entry.append(set(scope.pending))
+
+    def leave_block(self, ends_flow: bool) -> None:
+        """A block that ends in ``return`` / ``raise`` / ``break`` / ``continue`` does not fall
+        through: what it started or waited for does not reach the code after it."""
+        scope = self._scopes[-1]
+        before = scope.pending_at_block_entry.pop() if scope.pending_at_block_entry else set()
+        if ends_flow:
+            scope.pending = before
+
+    def note_call(self, call: cst.Call) -> None:
+        """Effects of a finished call on pending copies: a host wait completes them all."""
+        if completes_queued_work(call, self):
+            self._scopes[-1].pending.clear()
+            return
+        destination = async_copy_destination(call, self)
+        key = dotted_name(destination) if destination is not None else None
+        if key is not None:
+            self._scopes[-1].pending.add(key)
 
     def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
         """Bind a function's parameters from annotations, names and the kind of function."""
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = self._annotation_value(param.annotation) if param.annotation else None
-            if value is None:
-                value = self._suffix_value(name)
+            if value is None or value.place is Place.TENSOR:
+                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
+                value = self._suffix_value(name) or value
             if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
                 value = PYTHON_SCALAR
             if value is None:
-                value = TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
+                value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self._scopes[-1].names[name] = self._refine_by_name(name, value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -137,9 +191,10 @@ class DeviceInference(CallInference):
                 return NUMPY
             return PYTHON if name.rsplit(".", 1)[-1] in ("list", "List", "tuple", "Tuple", "dict", "Dict", "Sequence", "set") else None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-            for side in (node.left, node.right):
-                if not (isinstance(side, cst.Name) and side.value == "None"):
-                    return self._annotation_value(cst.Annotation(side))
+            # ``X | None`` is X; ``torch.Tensor | int`` could be either, so it says nothing.
+            sides = [s for s in _union_members(node) if not (isinstance(s, cst.Name) and s.value == "None")]
+            values = {self._annotation_value(cst.Annotation(side)) for side in sides}
+            return values.pop() if len(values) == 1 else None
         if isinstance(node, cst.SimpleString):
             return None
         qualified = self.imports.qualify(node)
@@ -160,12 +215,13 @@ class DeviceInference(CallInference):
         if leaf.endswith(self._host_suffixes):
             return NUMPY if leaf.endswith("_np") else HOST_TENSOR
         if leaf.endswith(self._device_suffixes):
-            return DEVICE_TENSOR
+            # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
+            return SUFFIX_DEVICE_TENSOR
         # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
         if attribute and "_" + leaf in self._host_suffixes:
             return NUMPY if leaf == "np" else HOST_TENSOR
         if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
-            return DEVICE_TENSOR
+            return SUFFIX_DEVICE_TENSOR
         return None
 
     def lookup(self, key: str) -> Value | None:
@@ -176,7 +232,13 @@ class DeviceInference(CallInference):
         current = self._scopes[-1].names.get(key)
         if current is not None:
             return current
-        return self._scopes[0].names.get(key)
+        # Python's closure rule: enclosing functions, then the module; class bodies are skipped.
+        for scope in reversed(self._scopes[:-1]):
+            if not scope.is_class:
+                found = scope.names.get(key)
+                if found is not None:
+                    return found
+        return None
 
     # -- expressions ------------------------------------------------------------------------
     def infer(self, node: cst.BaseExpression) -> Value:
@@ -259,5 +321,13 @@ class DeviceInference(CallInference):
     def is_numpy_name(self, qualified: str | None) -> bool:
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
 
+
+def _union_members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        return _union_members(node.left) + _union_members(node.right)
+    return [node]
+
+
+SUFFIX_DEVICE_TENSOR = Value(Place.DEVICE, assumed=True)
 
 __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]

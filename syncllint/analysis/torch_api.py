@@ -94,3 +94,28 @@ PYTHON_ANNOTATIONS = frozenset(
     "typing.List typing.Tuple typing.Dict typing.Set typing.Sequence typing.Mapping "
     "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype".split()
 )
+
+# Calls that answer a Python bool or number computed from tensor data (the call itself may
+# sync; its result is host data, so using it in ``if`` adds no second sync).
+TORCH_PYTHON_RESULT_FUNCTIONS = frozenset(
+    "torch." + n for n in "equal allclose is_nonzero is_same_size is_storage is_nonzero".split()
+)
+PYTHON_RESULT_METHODS = frozenset("equal allclose is_nonzero is_same_size is_set_to".split())
+
+# Stream and event objects, whose ``synchronize()`` makes the host wait.
+STREAM_FACTORIES = frozenset(
+    "torch." + n
+    for n in (
+        "cuda.Stream cuda.ExternalStream cuda.current_stream cuda.default_stream Stream "
+        "accelerator.current_stream xpu.Stream xpu.current_stream cuda.streams.Stream"
+    ).split()
+)
+EVENT_FACTORIES = frozenset(
+    "torch." + n for n in "cuda.Event Event xpu.Event cuda.streams.Event mps.event.Event".split()
+)
+# Calls that make the host wait for all queued work on the device.
+DEVICE_SYNCHRONIZE = frozenset(
+    "torch." + n for n in "cuda.synchronize accelerator.synchronize xpu.synchronize mps.synchronize".split()
+)
+# ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
+HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")

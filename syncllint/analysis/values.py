@@ -24,6 +24,13 @@ class DType(enum.Enum):
     UNKNOWN = "unknown"
 
 
+class Handle(enum.Enum):
+    """Host objects of the CUDA runtime that code can wait on."""
+
+    STREAM = "stream"
+    EVENT = "event"
+
+
 class DeviceLiteral(enum.Enum):
     """What a device-valued expression (``"cuda"``, ``torch.device("cpu")``) denotes."""
 
@@ -38,6 +45,10 @@ class Value:
     zero_dim: bool = False  # a known 0-d tensor, or a Python scalar
     pinned: bool = False
     device_literal: DeviceLiteral | None = None  # set when the value *is* a device spec
+    # A tensor by convention only (an unannotated ``forward`` parameter), not by anything the
+    # code shows: good enough for ``.item()``, too weak to call ``if flag:`` a tensor test.
+    assumed: bool = False
+    handle: Handle | None = None  # set when the value is a stream or an event object
 
     @property
     def is_tensor(self) -> bool:
@@ -64,8 +75,11 @@ PYTHON = Value(Place.PYTHON)
 PYTHON_SCALAR = Value(Place.PYTHON, zero_dim=True)
 NUMPY = Value(Place.NUMPY)
 TENSOR = Value(Place.TENSOR)
+ASSUMED_TENSOR = Value(Place.TENSOR, assumed=True)
 DEVICE_TENSOR = Value(Place.DEVICE)
 HOST_TENSOR = Value(Place.HOST_TENSOR)
+STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
+EVENT = Value(Place.PYTHON, handle=Handle.EVENT)
 CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
 ACCELERATOR_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.ACCELERATOR)
 
@@ -79,7 +93,7 @@ def join(a: Value, b: Value) -> Value:
     dtype = a.dtype if a.dtype == b.dtype else DType.UNKNOWN
     zero_dim = a.zero_dim and b.zero_dim
     if a.place == b.place:
-        return Value(a.place, dtype, zero_dim)
+        return Value(a.place, dtype, zero_dim, assumed=a.assumed and b.assumed)
     if a.place in _TENSOR_PLACES and b.place in _TENSOR_PLACES:
         return Value(Place.TENSOR, dtype, zero_dim)
     # ``None if c else t`` is as good as ``t`` for sync purposes.
@@ -93,12 +107,13 @@ def join(a: Value, b: Value) -> Value:
 def combine_operands(values: list[Value]) -> Value:
     """Place of the result of arithmetic over ``values`` (torch broadcasting rules)."""
     places = {v.place for v in values}
-    if Place.DEVICE in places:
-        return DEVICE_TENSOR
-    if Place.TENSOR in places:
-        return TENSOR
-    if Place.HOST_TENSOR in places:
-        return HOST_TENSOR
+    for place, result in ((Place.DEVICE, DEVICE_TENSOR), (Place.TENSOR, TENSOR), (Place.HOST_TENSOR, HOST_TENSOR)):
+        if place in places:
+            # Arithmetic on convention-only tensors (``seq_len - 1``, ``n_gpu + 1``) proves
+            # nothing more about them.
+            if all(v.assumed for v in values if v.place is place):
+                return replace(result, assumed=True)
+            return result
     if Place.NUMPY in places:
         return NUMPY
     if places == {Place.PYTHON}:

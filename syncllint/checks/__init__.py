@@ -27,10 +27,24 @@ FAMILIES = {
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    from syncllint.checks import checked_ops, h2d, host_reads, masks, mixed_places, shapes, sizes
+    from syncllint.checks import (
+        checked_ops,
+        conversions,
+        formatting,
+        h2d,
+        host_reads,
+        masks,
+        mixed_places,
+        python_protocols,
+        races,
+        shapes,
+        sizes,
+        waits,
+    )
 
     rules: list[type[Rule]] = []
-    for module in (host_reads, h2d, masks, shapes, sizes, checked_ops, mixed_places):
+    modules = (host_reads, h2d, masks, shapes, sizes, checked_ops, mixed_places, conversions, formatting)
+    for module in (*modules, python_protocols, waits, races):
         rules.extend(module.RULES)
     return tuple(sorted(rules, key=lambda r: r.code))
 

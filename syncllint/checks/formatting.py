@@ -1,0 +1,79 @@
+"""SYNC503: turning a device tensor into text (``str``, ``print``, f-strings, ``%``, logging)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.conditions import value_confidence
+from syncllint.analysis.imports import dotted_name
+from syncllint.checks.base import Rule, RuleContext
+from syncllint.checks.conversions import builtin_name
+from syncllint.diagnostics import Confidence
+
+_TEXT_BUILTINS = frozenset(("str", "repr", "ascii", "format", "print"))
+_LOG_METHODS = frozenset(("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"))
+_MESSAGE = (
+    "formatting a device tensor as text copies its values to the host (measured: `str(t)` / `print(t)` "
+    "sync up to 14 times), so the host waits for the GPU; format a host copy taken where a sync is "
+    "already paid, or drop the tensor from the message"
+)
+
+
+def _is_logger(receiver: cst.BaseExpression) -> bool:
+    name = (dotted_name(receiver) or "").rsplit(".", 1)[-1].lower()
+    return name == "logging" or "log" in name
+
+
+def _is_text(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+class TensorToText(Rule):
+    code = "SYNC503"
+    name = "tensor-formatted-as-text"
+    family = "implicit conversions"
+    summary = "`str(t)`, `repr(t)`, `print(t)`, f-strings, `format`, `%` and logging of a device tensor"
+
+    def _check(self, expr: cst.BaseExpression, ctx: RuleContext, cap: Confidence = Confidence.HIGH) -> None:
+        confidence = value_confidence(ctx.inference.infer(expr))
+        if confidence is not None:
+            ctx.report(self, expr, _MESSAGE, min(confidence, cap))
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.Call):
+            return
+        arguments = [a.value for a in node.args if a.keyword is None and not a.star]
+        if builtin_name(node, ctx) in _TEXT_BUILTINS:
+            for argument in arguments:
+                self._check(argument, ctx)
+            return
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        if func.attr.value == "format" and _is_text(func.value):
+            for argument in [a.value for a in node.args if not a.star]:
+                self._check(argument, ctx)
+        elif func.attr.value in _LOG_METHODS and _is_logger(func.value):
+            # ``logger.info("%s", t)`` formats lazily: it syncs only when the level is enabled
+            # (measured: a disabled level does not sync), and debug logging is usually off.
+            cap = Confidence.LOW if func.attr.value == "debug" else Confidence.HIGH
+            skip = 2 if func.attr.value == "log" else 1
+            for argument in arguments[skip:]:
+                self._check(argument, ctx, cap)
+
+    def visit_FormattedStringExpression(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if isinstance(node, cst.FormattedStringExpression):
+            self._check(node.expression, ctx)
+
+    def visit_BinaryOperation(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, cst.Modulo):
+            return
+        if not _is_text(node.left):
+            return
+        right = node.right
+        operands = [el.value for el in right.elements] if isinstance(right, cst.Tuple) else [right]
+        for operand in operands:
+            self._check(operand, ctx)
+
+
+RULES = (TensorToText,)
