@@ -120,6 +120,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings) -> BatchedW
         module_imports_torch=imports.imports_module("torch"),
         module_imports_numpy=imports.imports_module("numpy"),
     )
+    walker.h2d_helper = settings.h2d_helper
     module.visit(walker)
     return walker
 

@@ -24,10 +24,10 @@ FAMILIES = {
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
-    from syncllint.checks import h2d, host_reads, masks
+    from syncllint.checks import h2d, h2d_copies, host_reads, masks, writes
 
     rules: list[type[Rule]] = []
-    for module in (host_reads, h2d, masks):
+    for module in (host_reads, h2d, masks, h2d_copies, writes):
         rules.extend(module.RULES)
     return tuple(sorted(rules, key=lambda r: r.code))
 
