@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
 from syncllint import __version__
 from syncllint.config import ConfigError, Settings, override, resolve_settings
 from syncllint.diagnostics import Confidence
+from syncllint.fix_cli import FixRequest, Job, fix_options
+from syncllint.fix_cli import run as run_fixes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -51,6 +53,7 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from stdin (with `-`).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@fix_options
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -69,6 +72,7 @@ def check(
     stdin_filename: str | None,
     jobs: int | None,
     quiet: bool,
+    **fix_flags: Any,
 ) -> None:
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
@@ -95,6 +99,13 @@ def check(
         )
     except ConfigError as err:
         _fail(str(err))
+
+    fix_request = FixRequest(**fix_flags)
+    if fix_request.active:
+        if "-" in targets and not use_stdin:
+            _fail("`-` (stdin) cannot be mixed with other paths")
+        job = Job(targets, settings, use_stdin, stdin_filename or "-", force_exclude, jobs, output_format, quiet, exit_zero, statistics)
+        sys.exit(run_fixes(fix_request, job))
 
     sources: dict[str, str] = {}
     if use_stdin:
