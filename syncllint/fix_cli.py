@@ -120,9 +120,9 @@ def run(request: FixRequest, job: Job) -> int:
         return EXIT_ERROR if errors else EXIT_FINDINGS if changed else EXIT_CLEAN
 
     remaining = [d for _, o in results for d in o.remaining]
-    remaining, code = _apply_baseline(request, job, results, remaining)
-    if code is not None:
-        return code
+    remaining, early_exit = _apply_baseline(request, job, results, remaining)
+    if early_exit is not None:
+        return early_exit
     report_out: TextIO = out
     if job.use_stdin and (request.applies_fixes or options.add_noqa or options.add_allow):
         out.write(results[0][1].fixed)  # the fixed code goes to stdout, the report to stderr

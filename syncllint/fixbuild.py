@@ -98,7 +98,7 @@ def is_fresh_tensor_call(node: cst.BaseExpression) -> bool:
 def pinned_async_copy(source: cst.BaseExpression, to_call: cst.Call, already_pinned: bool) -> cst.Call:
     """``source.pin_memory().to(..., non_blocking=True)`` keeping ``to_call``'s other arguments."""
     staged = source if already_pinned else method(source, "pin_memory")
-    moved = to_call.with_changes(func=to_call.func.with_changes(value=staged))  # type: ignore[attr-defined]
+    moved = to_call.with_changes(func=to_call.func.with_changes(value=staged))
     return with_keyword(moved, "non_blocking", true())
 
 

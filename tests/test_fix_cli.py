@@ -141,12 +141,12 @@ def test_demo_fix_on_a_copy_and_diff_without_writing(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "fixtures" / "demo", demo)
     before = {p.name: p.read_text() for p in demo.glob("*.py")}
     proc = subprocess.run(
-        [sys.executable, "-m", "syncllint", "check", "--diff", str(demo)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "syncllint", "check", "--diff", str(demo)], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 1 and "+++ " in proc.stdout and "pin_memory=True" in proc.stdout
     assert {p.name: p.read_text() for p in demo.glob("*.py")} == before
     proc = subprocess.run(
-        [sys.executable, "-m", "syncllint", "check", "--fix", str(demo)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "syncllint", "check", "--fix", str(demo)], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 1  # the demo keeps findings that have no fix
     after = {p.name: p.read_text() for p in demo.glob("*.py")}
@@ -154,6 +154,6 @@ def test_demo_fix_on_a_copy_and_diff_without_writing(tmp_path: Path) -> None:
     for text in after.values():
         compile(text, "demo.py", "exec")
     again = subprocess.run(
-        [sys.executable, "-m", "syncllint", "check", "--diff", str(demo)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "syncllint", "check", "--diff", str(demo)], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert again.returncode == 0 and again.stdout == ""

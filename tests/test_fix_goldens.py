@@ -49,3 +49,13 @@ def test_safe_only_leaves_unsafe_fixes() -> None:
     assert "bounded[greedy] = scale" in outcome.fixed  # SYNC401: unsafe
     assert "bounded[0].fill_(1.0)" in outcome.fixed
     assert {d.code for d in outcome.remaining} >= {"SYNC202", "SYNC401", "SYNC101"}
+
+
+def test_readme_before_after_example() -> None:
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Fixing: `--fix`") :]
+    before, after = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[:2]
+    outcome = fix_source(before, "example.py", Settings())
+    assert outcome.fixed == after

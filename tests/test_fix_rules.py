@@ -23,7 +23,7 @@ def _one(source: str, code: str) -> Diagnostic:
 def _fixed(source: str, *, unsafe: bool = True, settings: Settings | None = None) -> str:
     text = HEAD + textwrap.dedent(source)
     out = fix_source(text, "f.py", settings or Settings(select=("ALL",)), unsafe=unsafe).fixed
-    return out[len(HEAD):] if out.startswith(HEAD) else out
+    return out.removeprefix(HEAD)
 
 
 @pytest.mark.parametrize(

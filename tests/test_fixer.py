@@ -11,7 +11,15 @@ import pytest
 
 from syncllint import fixer
 from syncllint.config import Settings
-from syncllint.diagnostics import Applicability, Confidence, Diagnostic, Edit, Fix, Location, Severity
+from syncllint.diagnostics import (
+    Applicability,
+    Confidence,
+    Diagnostic,
+    Edit,
+    Fix,
+    Location,
+    Severity,
+)
 from syncllint.engine import FileResult
 from syncllint.fix_run import FixOptions, process_path
 from syncllint.fixer import apply_fixes, fix_path, fix_source

@@ -8,7 +8,13 @@ from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Applicability, Confidence
-from syncllint.fixbuild import is_fresh_tensor_call, method, pinned_async_copy, true, with_keyword
+from syncllint.fixbuild import (
+    is_fresh_tensor_call,
+    method,
+    pinned_async_copy,
+    true,
+    with_keyword,
+)
 
 
 def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:

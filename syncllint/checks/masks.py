@@ -102,9 +102,9 @@ def _where_fix(node: cst.Assign, subscript: cst.Subscript, ctx: RuleContext) -> 
     if len(subscript.slice) != 1 or len(indices) != 1 or spelled is None or not is_pure_reference(subscript.value):
         return None
     mask, value = indices[0], node.value
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and _index_values(value):
-        if _index_values(value)[0].deep_equals(mask):
-            value = value.value  # z[mask] keeps only the selected elements, which where() picks anyway
+    picked = _index_values(value) if isinstance(value, cst.Subscript) and len(value.slice) == 1 else []
+    if isinstance(value, cst.Subscript) and picked and picked[0].deep_equals(mask):
+        value = value.value  # z[mask] keeps only the selected elements, which where() picks anyway
     torch_name, imports = spelled
     replacement = as_statement(where_copy(subscript.value, mask, value, torch_name))
     message = "Write with `x.copy_(torch.where(mask, value, x))`"

@@ -115,14 +115,12 @@ class IndexTensorWrite(Rule):
         if found is None or len(found[0].slice) != 1 or not isinstance(found[0].slice[0].slice, cst.Index):
             return
         subscript, value = found
-        index_expr = found[0].slice[0].slice.value  # type: ignore[union-attr]
+        index_expr = found[0].slice[0].slice.value
         if not _is_python_scalar(value, ctx):
             return  # ``x[idx] = tensor_value`` does not sync (measured)
         target = ctx.inference.infer(subscript.value)
         index = ctx.inference.infer(index_expr)
         if not index.is_tensor or target.place in (Place.HOST_TENSOR, Place.NUMPY, Place.PYTHON):
-            return
-        if target.place is Place.HOST_TENSOR and index.place is Place.HOST_TENSOR:
             return
         if index.dtype is DType.INT:
             high = Place.DEVICE in (target.place, index.place) and target.is_tensor
