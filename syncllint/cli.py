@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from syncllint import __version__
 from syncllint.config import ConfigError, Settings, override, resolve_settings
 from syncllint.diagnostics import Confidence
+from syncllint.fix_cli import FixRequest, Job, fix_options
+from syncllint.fix_cli import run as run_fixes
 
 if TYPE_CHECKING:
     from syncllint.cache import Cache
@@ -57,6 +59,7 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Cache folder (default: .syncllint_cache in the project root).")
+@fix_options
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -77,6 +80,7 @@ def check(
     quiet: bool,
     no_cache: bool,
     cache_dir: str | None,
+    **fix_flags: Any,
 ) -> None:
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
@@ -102,6 +106,13 @@ def check(
         )
     except ConfigError as err:
         _fail(str(err))
+
+    fix_request = FixRequest(**fix_flags)
+    if fix_request.active:
+        if "-" in targets and not use_stdin:
+            _fail("`-` (stdin) cannot be mixed with other paths")
+        job = Job(targets, settings, use_stdin, stdin_filename or "-", force_exclude, jobs, output_format, quiet, exit_zero, statistics)
+        sys.exit(run_fixes(fix_request, job))
 
     sources: dict[str, str] = {}
     if use_stdin:

@@ -111,6 +111,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, host_module
         module_imports_numpy=imports.imports_module("numpy"),
         host_module=host_module,
     )
+    walker.h2d_helper = settings.h2d_helper
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
 

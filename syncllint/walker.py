@@ -65,6 +65,9 @@ class RawFinding:
 
 
 class BatchedWalker(cst.CSTVisitor):
+    # The project's host->device helper ("pkg.mod:func"), for fixes that can use it.
+    h2d_helper: str | None = None
+
     def __init__(
         self,
         dispatch: dict[str, list[Visitor]],

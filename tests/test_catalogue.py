@@ -58,3 +58,34 @@ def test_readme_rule_table_lists_every_rule() -> None:
     listed = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| SYNC")]
     expected = ["SYNC001"] + [r.code for r in all_rules()]
     assert listed == expected
+
+
+def _fix_pairs() -> list[tuple[str, str, str]]:
+    return [(page.code, flag.code, fixed.code) for page in PAGES.values() for flag, fixed in page.fix_pairs()]
+
+
+def _fix_ids() -> list[str]:
+    return [f"{page.code}:{fixed.line}" for page in PAGES.values() for _, fixed in page.fix_pairs()]
+
+
+def test_every_fixable_rule_shows_its_fix() -> None:
+    from syncllint.checks import rule_by_code
+
+    fixable = {"SYNC101", "SYNC201", "SYNC202", "SYNC401", "SYNC402", "SYNC403"}
+    for code in fixable:
+        if rule_by_code(code) is not None:
+            assert PAGES[code].fix_pairs(), f"{code}: no flag/fixed example pair"
+
+
+@pytest.mark.parametrize(("code", "flag", "fixed"), _fix_pairs(), ids=_fix_ids())
+def test_fixed_example_is_what_fix_makes(code: str, flag: str, fixed: str) -> None:
+    from syncllint.fixer import fix_source
+
+    outcome = fix_source(flag, "example.py", ALL_ON, unsafe=True)
+    assert outcome.error is None
+    assert outcome.fixed == fixed
+    assert outcome.fixed_counts[code] > 0
+    compile(outcome.fixed, "example.py", "exec")
+    assert code not in [d.code for d in lint_source(outcome.fixed, "example.py", ALL_ON).diagnostics]
+    again = fix_source(outcome.fixed, "example.py", ALL_ON, unsafe=True)
+    assert again.fixed == outcome.fixed and not again.fixed_counts

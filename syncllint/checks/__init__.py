@@ -32,6 +32,7 @@ def all_rules() -> tuple[type[Rule], ...]:
         conversions,
         formatting,
         h2d,
+        h2d_copies,
         host_reads,
         masks,
         mixed_places,
@@ -40,11 +41,12 @@ def all_rules() -> tuple[type[Rule], ...]:
         shapes,
         sizes,
         waits,
+        writes,
     )
 
     rules: list[type[Rule]] = []
     modules = (host_reads, h2d, masks, shapes, sizes, checked_ops, mixed_places, conversions, formatting)
-    for module in (*modules, python_protocols, waits, races):
+    for module in (*modules, python_protocols, waits, races, h2d_copies, writes):
         rules.extend(module.RULES)
     return tuple(sorted(rules, key=lambda r: r.code))
 

@@ -38,6 +38,7 @@ class RuleContext(Protocol):
     imports: ImportMap
     module_imports_torch: bool
     module_imports_numpy: bool
+    h2d_helper: str | None
 
     def report(
         self,

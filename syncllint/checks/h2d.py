@@ -6,8 +6,9 @@ import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
-from syncllint.checks.base import Rule, RuleContext, receiver_confidence
-from syncllint.diagnostics import Confidence
+from syncllint.checks.base import FixProposal, Rule, RuleContext, receiver_confidence
+from syncllint.diagnostics import Applicability, Confidence
+from syncllint.fixbuild import Imports, staged_factory, staged_new_tensor
 
 _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
@@ -48,6 +49,8 @@ class TensorFromHostData(Rule):
             "pageable memory, so the host waits for the GPU; stage it in pinned memory and copy with "
             "`non_blocking=True` (or use the project's `async_tensor_h2d`)",
             confidence,
+            # Under a default device (``with torch.device("cuda")``) the staging tensor would not be on the host.
+            fix=None if ctx.inference.default_device else _staging_fix(node, staged_factory(node, qualified, ctx.h2d_helper)),
         )
 
     def _is_host_data(self, data: cst.BaseExpression, ctx: RuleContext) -> bool:
@@ -77,7 +80,19 @@ class TensorFromHostData(Rule):
             "`.new_tensor(data)` copies host data to the receiver's device with a blocking copy, so the "
             "host waits for the GPU; stage it in pinned memory and copy with `non_blocking=True`",
             confidence,
+            fix=None
+            if ctx.inference.default_device
+            else _staging_fix(node, staged_new_tensor(node, func.value, ctx.imports, ctx.h2d_helper)),
         )
+
+
+def _staging_fix(node: cst.Call, built: tuple[cst.Call, Imports] | None) -> FixProposal | None:
+    """Safe: the staging tensor is a fresh temporary nobody else can mutate while the copy is in flight."""
+    if built is None:
+        return None
+    replacement, imports = built
+    message = "Stage in pinned memory and copy with `non_blocking=True`"
+    return FixProposal(node, replacement, Applicability.SAFE, message, imports)
 
 
 RULES = (TensorFromHostData,)

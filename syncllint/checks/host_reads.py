@@ -7,6 +7,7 @@ import libcst as cst
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
+from syncllint.checks.item_args import ItemArgumentFixes
 from syncllint.diagnostics import Confidence
 from syncllint.prefilter import HOST_NAMES
 
@@ -32,7 +33,13 @@ class ItemOnTensor(Rule):
     summary = "`.item()` copies a device scalar to the host and waits for the GPU"
     triggers = ("item",)
 
+    def __init__(self) -> None:
+        self._item_fixes = ItemArgumentFixes()  # fill_(t.item()) / clamp(min=t.item()) -> pass t
+
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if isinstance(node, cst.Call):
+            self._item_fixes.note_call(node, ctx)
+        fix = self._item_fixes.take(node)
         func = _method_call(node, "item")
         if func is None or not isinstance(node, cst.Call) or node.args:
             return
@@ -45,6 +52,7 @@ class ItemOnTensor(Rule):
             "`.item()` waits for the GPU to finish all queued work, then copies one value to the host; "
             "keep the value on the device (pass the 0-d tensor on) or read it where a sync is already paid",
             confidence,
+            fix=fix,
         )
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.values import DType, Place, Value
-from syncllint.checks.base import Rule, RuleContext
-from syncllint.diagnostics import Confidence
+from syncllint.checks.base import FixProposal, Rule, RuleContext
+from syncllint.diagnostics import Applicability, Confidence
+from syncllint.fixbuild import as_statement, is_pure_reference, torch_module, where_copy
 from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 
@@ -90,7 +91,27 @@ class MaskedWriteTensorValue(Rule):
                 "`x[mask] = <tensor>` synchronizes (only a Python scalar value takes the sync-free "
                 "masked_fill path); write `x.copy_(torch.where(mask, value, x))` instead",
                 confidence,
+                fix=_where_fix(node, subscript, ctx) if len(node.targets) == 1 else None,
             )
+
+
+def _where_fix(node: cst.Assign, subscript: cst.Subscript, ctx: RuleContext) -> FixProposal | None:
+    """``x[mask] = v`` -> ``x.copy_(torch.where(mask, v, x))``; ``x[mask] = z[mask]`` -> ``torch.where(mask, z, x)``.
+
+    Unsafe: the original only needs ``v`` to match the selected elements, ``where`` needs it to broadcast to x.
+    """
+    indices = _index_values(subscript)
+    spelled = torch_module(ctx.imports)
+    if len(subscript.slice) != 1 or len(indices) != 1 or spelled is None or not is_pure_reference(subscript.value):
+        return None
+    mask, value = indices[0], node.value
+    picked = _index_values(value) if isinstance(value, cst.Subscript) and len(value.slice) == 1 else []
+    if isinstance(value, cst.Subscript) and picked and picked[0].deep_equals(mask):
+        value = value.value  # z[mask] keeps only the selected elements, which where() picks anyway
+    torch_name, imports = spelled
+    replacement = as_statement(where_copy(subscript.value, mask, value, torch_name))
+    message = "Write with `x.copy_(torch.where(mask, value, x))`"
+    return FixProposal(node, replacement, Applicability.UNSAFE, message, imports)
 
 
 def _value_confidence(value: Value) -> Confidence:

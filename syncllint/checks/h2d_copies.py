@@ -1,0 +1,114 @@
+"""SYNC202: blocking host->device copies of existing host tensors (``.to(dev)``, ``.cuda()``, ``copy_``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
+from syncllint.checks.base import FixProposal, Rule, RuleContext
+from syncllint.diagnostics import Applicability, Confidence
+from syncllint.fixbuild import (
+    is_fresh_tensor_call,
+    method,
+    pinned_async_copy,
+    true,
+    with_keyword,
+)
+
+
+def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
+    """How sure we are that ``.to(...)`` moves to an accelerator (None: CPU, a dtype, or another tensor)."""
+    target = keyword(call, "device") or positional(call, 0)
+    if target is None or ctx.inference.dtype_of(target) is not DType.UNKNOWN:
+        return None
+    spec = ctx.inference.device_spec(target)
+    if spec is DeviceLiteral.ACCELERATOR:
+        return Confidence.HIGH
+    if spec is DeviceLiteral.CPU or ctx.inference.infer(target).place is not Place.UNKNOWN:
+        return None  # the CPU, a tensor (``x.to(other)``), a string we cannot read
+    return Confidence.MEDIUM  # ``.to(device)`` / ``.to(self.device)``: a device we cannot see
+
+
+def _is_pageable_host(value: Value) -> bool:
+    return value.place is Place.HOST_TENSOR and not value.pinned
+
+
+class BlockingCopyToDevice(Rule):
+    code = "SYNC202"
+    name = "blocking-copy-to-device"
+    family = "host->device copies"
+    summary = "`.to(dev)` / `.cuda()` / `dev.copy_(host)` of a host tensor without pinned memory and `non_blocking=True`"
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return
+        method_name = node.func.attr.value
+        if method_name in ("to", "cuda"):
+            self._check_move(node, node.func, method_name, ctx)
+        elif method_name == "copy_":
+            self._check_copy_into(node, node.func, ctx)
+
+    def _check_move(self, node: cst.Call, func: cst.Attribute, method_name: str, ctx: RuleContext) -> None:
+        if keyword(node, "non_blocking") is not None and not _is_false(node):
+            return  # a non-blocking copy from pageable memory measured no debug-mode sync for small copies
+        positionals = len([a for a in node.args if a.keyword is None])
+        if method_name == "to":
+            confidence = _target_confidence(node, ctx)
+            if confidence is None or positionals > 2:  # a third positional is ``non_blocking``
+                return
+        elif positionals > 1:
+            return
+        else:
+            confidence = Confidence.HIGH
+        source = ctx.inference.infer(func.value)
+        if source.place is not Place.HOST_TENSOR:
+            return  # device tensors (a no-op move) and unknown receivers stay quiet
+        fresh = is_fresh_tensor_call(func.value)
+        replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)
+        ctx.report(
+            self,
+            node,
+            f"`.{method_name}(...)` of a host tensor is a blocking copy from pageable memory: the host waits for "
+            "the GPU; copy from pinned memory with `non_blocking=True`",
+            confidence,
+            fix=FixProposal(node, replacement, _applicability(fresh), _MESSAGE),
+        )
+
+    def _check_copy_into(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
+        source_expr = positional(node, 0) or keyword(node, "src")
+        if source_expr is None or keyword(node, "non_blocking") is not None and not _is_false(node):
+            return
+        if ctx.inference.infer(func.value).place is not Place.DEVICE:
+            return
+        source = ctx.inference.infer(source_expr)
+        if source.place is not Place.HOST_TENSOR:
+            return
+        staged = source_expr if source.pinned else method(source_expr, "pin_memory")
+        args = [a.with_changes(value=staged) if a.value is source_expr else a for a in node.args]
+        replacement = with_keyword(node.with_changes(args=args), "non_blocking", true())
+        ctx.report(
+            self,
+            node,
+            "`device_tensor.copy_(host_tensor)` is a blocking copy from pageable memory: the host waits for the "
+            "GPU; copy from pinned memory with `non_blocking=True`",
+            Confidence.HIGH,
+            fix=FixProposal(node, replacement, _applicability(is_fresh_tensor_call(source_expr)), _MESSAGE),
+        )
+
+
+_MESSAGE = "Copy from pinned memory with `non_blocking=True`"
+
+
+def _is_false(node: cst.Call) -> bool:
+    flag = keyword(node, "non_blocking")
+    return isinstance(flag, cst.Name) and flag.value == "False"
+
+
+def _applicability(fresh: bool) -> Applicability:
+    # A named host tensor may be written by later host code while the asynchronous copy still
+    # reads it (pin_memory() returns the tensor itself when it is already pinned): needs a human look.
+    return Applicability.SAFE if fresh else Applicability.UNSAFE
+
+
+RULES = (BlockingCopyToDevice,)

@@ -1,0 +1,89 @@
+"""Run fixes and adoption over many files: one pipeline per file, a process pool for big trees."""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from syncllint.adopt import add_allow, add_noqa
+from syncllint.config import Settings
+from syncllint.diagnostics import Diagnostic
+from syncllint.engine import lint_source, parse_error
+from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
+from syncllint.runner import decode_source, default_jobs
+
+_POOL_THRESHOLD = 16
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    fix: bool = False  # apply fixes at all (else only adoption / baseline)
+    unsafe: bool = False
+    write: bool = True  # False for --diff
+    add_noqa: bool = False
+    add_allow: bool = False
+
+
+def process_text(text: str, filename: str, settings: Settings, options: FixOptions) -> FixOutcome:
+    """Fix, then mark what is left (``--add-noqa`` / ``--add-allow``); the file's new text and findings."""
+    if options.fix:
+        outcome = fix_source(text, filename, settings, unsafe=options.unsafe)
+    else:
+        outcome = FixOutcome(text, text, Counter(), lint_source(text, filename, settings).diagnostics)
+    if outcome.error is not None or not (options.add_noqa or options.add_allow) or not outcome.remaining:
+        return outcome
+    try:
+        if options.add_allow:
+            marked = add_allow(outcome.fixed, outcome.remaining, settings)
+        else:
+            marked = add_noqa(outcome.fixed, outcome.remaining)
+    except Exception as err:  # noqa: BLE001 - a bug here must not lose the fixes already made
+        return replace(outcome, error=f"cannot mark findings in {filename}: {type(err).__name__}: {err}")
+    reason = invalid_reason(marked, filename)
+    if reason is not None:
+        tool = "--add-allow" if options.add_allow else "--add-noqa"
+        return replace(outcome, error=f"{tool} made {filename} invalid ({reason}); its findings were not marked")
+    remaining = lint_source(marked, filename, settings).diagnostics
+    return replace(outcome, fixed=marked, remaining=remaining)
+
+
+def process_path(path: str, settings: Settings, options: FixOptions) -> FixOutcome:
+    try:
+        source = decode_source(Path(path).read_bytes())
+    except OSError as err:
+        return FixOutcome("", "", remaining=(parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    except (UnicodeDecodeError, SyntaxError, LookupError) as err:
+        return FixOutcome("", "", remaining=(parse_error(path, f"cannot decode file: {err}"),))
+    outcome = process_text(source.text, path, settings, options)
+    if options.write and outcome.changed:
+        try:
+            write_atomic(Path(path), outcome.fixed, source.encoding, source.bom)
+        except (OSError, UnicodeEncodeError) as err:
+            unchanged = lint_source(source.text, path, settings).diagnostics
+            return FixOutcome(source.text, source.text, Counter(), unchanged, f"cannot write {path}: {err}")
+    return outcome
+
+
+def _chunk(args: tuple[list[str], Settings, FixOptions]) -> list[tuple[str, FixOutcome]]:
+    paths, settings, options = args
+    return [(p, process_path(p, settings, options)) for p in paths]
+
+
+def process_paths(
+    paths: list[str], settings: Settings, options: FixOptions, jobs: int | None
+) -> list[tuple[str, FixOutcome]]:
+    """Every file's outcome, sorted by path whatever the scheduling."""
+    workers = max(1, jobs or default_jobs())
+    if workers == 1 or len(paths) < _POOL_THRESHOLD:
+        results = [(p, process_path(p, settings, options)) for p in paths]
+    else:
+        chunks = [paths[i : i + 8] for i in range(0, len(paths), 8)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = [r for part in pool.map(_chunk, [(c, settings, options) for c in chunks]) for r in part]
+    return sorted(results, key=lambda r: r[0])
+
+
+def remaining_of(results: list[tuple[str, FixOutcome]]) -> list[Diagnostic]:
+    return [d for _, outcome in results for d in outcome.remaining]
