@@ -10,8 +10,9 @@ from pathlib import Path
 from syncllint.adopt import add_allow, add_noqa
 from syncllint.config import Settings
 from syncllint.diagnostics import Diagnostic
-from syncllint.engine import lint_source, parse_error
+from syncllint.engine import lint_source
 from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
+from syncllint.results import parse_error
 from syncllint.runner import decode_source, default_jobs
 
 _POOL_THRESHOLD = 16

@@ -21,7 +21,8 @@ import libcst as cst
 
 from syncllint.config import Settings
 from syncllint.diagnostics import Applicability, Diagnostic, Fix, Location
-from syncllint.engine import lint_source, parse_error
+from syncllint.engine import lint_source
+from syncllint.results import parse_error
 from syncllint.runner import decode_source
 
 MAX_ROUNDS = 10

@@ -27,7 +27,7 @@ HOST_NAMES = "<host-suffixes>"
 # Tokens that give device inference a tensor that may live on the device: torch-qualified names
 # and annotations, ``forward`` parameters, ``.cuda()`` / ``.to(...)`` results, ``*mask*`` names,
 # and names with a device suffix. Rules whose findings need such a tensor list these.
-DEVICE_TENSOR_EVIDENCE = ("torch", "forward", "cuda", ".to", "mask", DEVICE_NAMES)
+DEVICE_TENSOR_EVIDENCE = ("torch", "forward", "cuda", ".to", "mask", ".gpu", DEVICE_NAMES)
 
 
 @dataclass(frozen=True)

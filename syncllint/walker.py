@@ -11,7 +11,14 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
-from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, UNKNOWN, DeviceLiteral, Place, Value
+from syncllint.analysis.values import (
+    PYTHON,
+    PYTHON_SCALAR,
+    UNKNOWN,
+    DeviceLiteral,
+    Place,
+    Value,
+)
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Confidence
 
@@ -47,7 +54,7 @@ _ENTER_KINDS = _kinds(
     cst.ClassDef, cst.With, cst.For, cst.While,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 _LEAVE_KINDS = _kinds(
-    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr,
+    cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr, cst.Call,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 
 

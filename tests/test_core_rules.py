@@ -68,7 +68,7 @@ def test_flags_with_confidence(source: str, code: str, confidence: Confidence) -
         # non-syncing variants of the core idioms (measured)
         "import torch\nx = torch.zeros(3, device='cuda')\ny = x.to('cpu', non_blocking=True)",
         "import torch\nx = torch.zeros(3, device='cuda')\nm = x > 0\nx[m] = 0.0\nx[m] = -1",
-        "import torch\nx = torch.zeros(3, device='cuda')\nidx = torch.tensor([0, 1]).cuda()\nx[idx]",
+        "import torch\nx = torch.zeros(3, device='cuda')\nidx = torch.randint(0, 3, (2,), device='cuda')\nx[idx]",
         "import torch\nx = torch.zeros(3, device='cuda')\nm = torch.tensor([True, False, True])\nx[m]",
         "import torch\ntorch.tensor([1, 2], device='cpu')\ntorch.tensor([1, 2])\ntorch.as_tensor([1, 2])",
         "import torch\nx = torch.zeros(3, device='cuda')\ntorch.as_tensor(x, device='cuda')\ntorch.tensor(x)",
@@ -91,7 +91,7 @@ def test_default_min_confidence_hides_low() -> None:
 
 def test_reassignment_changes_inference() -> None:
     source = "import torch\nx = torch.zeros(3)\nx.item()\nx = x.cuda()\nx.item()\nx = x.cpu()\nx.item()\n"
-    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 5), ("SYNC103", 6)]
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC202", 4), ("SYNC101", 5), ("SYNC103", 6)]
 
 
 def test_hot_paths_are_errors() -> None:

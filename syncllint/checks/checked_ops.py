@@ -34,6 +34,7 @@ _LEGACY = {"inverse": ("inv_ex", "inverse"), "cholesky": ("cholesky_ex", "L")}
 
 class LinalgErrorCheck(Rule):
     code = "SYNC601"
+    triggers = ("linalg", "inverse", "cholesky")
     name = "linalg-error-check"
     family = "checked and comparing ops"
     summary = "`torch.linalg.cholesky` / `inv` / `solve` / ... check for errors on the host (use the `_ex` form)"
@@ -95,6 +96,7 @@ class LinalgErrorCheck(Rule):
 
 class EqualDistinct(Rule):
     code = "SYNC602"
+    triggers = ("equal",)
     name = "torch-equal"
     family = "checked and comparing ops"
     summary = "`torch.equal(a, b)` answers with a Python bool: the host waits for the GPU"
@@ -120,6 +122,7 @@ class EqualDistinct(Rule):
 
 class Allclose(Rule):
     code = "SYNC603"
+    triggers = ("allclose",)
     name = "allclose"
     family = "checked and comparing ops"
     summary = "`torch.allclose` answers with a Python bool: the host waits for the GPU (`isclose` does not)"
@@ -142,6 +145,7 @@ class Allclose(Rule):
 
 class IsNonzero(Rule):
     code = "SYNC604"
+    triggers = ("is_nonzero",)
     name = "is-nonzero"
     family = "checked and comparing ops"
     summary = "`Tensor.is_nonzero()` reads the value on the host"

@@ -11,6 +11,7 @@ from syncllint.analysis.conditions import (
     value_confidence,
 )
 from syncllint.checks.base import Rule, RuleContext
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 _CONVERSIONS = {"int": "__int__", "float": "__float__", "bool": "__bool__", "complex": "__complex__"}
 # ``math`` functions take floats: a tensor argument goes through ``Tensor.__float__`` (measured:
@@ -35,6 +36,7 @@ def builtin_name(call: cst.Call, ctx: RuleContext) -> str | None:
 
 class ScalarConversion(Rule):
     code = "SYNC501"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "scalar-conversion-of-tensor"
     family = "implicit conversions"
     summary = "`int(t)`, `float(t)`, `bool(t)`, `complex(t)`, `math.f(t)` of a device tensor copy it to the host"
@@ -66,6 +68,7 @@ class ScalarConversion(Rule):
 
 class TensorAsCondition(Rule):
     code = "SYNC502"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "tensor-as-condition"
     family = "implicit conversions"
     summary = "`if t:`, `while t:`, `assert t`, `not t`, `t and x`, `a if t else b` read a device tensor's truth value"

@@ -9,6 +9,7 @@ from syncllint.analysis.imports import dotted_name
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.conversions import builtin_name
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 _TEXT_BUILTINS = frozenset(("str", "repr", "ascii", "format", "print"))
 _LOG_METHODS = frozenset(("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"))
@@ -30,6 +31,7 @@ def _is_text(expr: cst.BaseExpression) -> bool:
 
 class TensorToText(Rule):
     code = "SYNC503"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "tensor-formatted-as-text"
     family = "implicit conversions"
     summary = "`str(t)`, `repr(t)`, `print(t)`, f-strings, `format`, `%` and logging of a device tensor"

@@ -36,6 +36,7 @@ def _is_pageable_host(value: Value) -> bool:
 
 class BlockingCopyToDevice(Rule):
     code = "SYNC202"
+    triggers = ("cuda", ".to", "copy_")
     name = "blocking-copy-to-device"
     family = "host->device copies"
     summary = "`.to(dev)` / `.cuda()` / `dev.copy_(host)` of a host tensor without pinned memory and `non_blocking=True`"

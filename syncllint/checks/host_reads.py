@@ -133,6 +133,7 @@ _NUMPY_CONVERTERS = frozenset(
 
 class NumpyOfDeviceTensor(Rule):
     code = "SYNC104"
+    triggers = ("numpy", "array")
     name = "numpy-of-device-tensor"
     family = "host reads"
     summary = "`.numpy(force=True)` copies a device tensor to the host; `.numpy()` / `np.asarray(t)` of one raises"

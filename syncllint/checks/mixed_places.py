@@ -20,6 +20,7 @@ from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
@@ -59,6 +60,7 @@ def _host_index_kind(expr: cst.BaseExpression, ctx: RuleContext) -> str | None:
 
 class DeviceDataIntoHostTensor(Rule):
     code = "SYNC105"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "device-data-into-host-tensor"
     family = "host reads"
     summary = "`torch.tensor([t0, t1])`, `cpu_t[i] = dev_t`, `cpu_t.copy_(dev_t)` copy device data to the host"
@@ -132,6 +134,7 @@ class DeviceDataIntoHostTensor(Rule):
 
 class HostTensorIntoDeviceOp(Rule):
     code = "SYNC203"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "host-index-into-device-tensor"
     family = "host->device copies"
     summary = "indexing a device tensor with a CPU index tensor or a list (or writing through one) copies it with a blocking copy"

@@ -14,6 +14,7 @@ from syncllint.analysis.conditions import value_confidence
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.conversions import builtin_name
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 _SEQUENCE_LITERALS = (cst.List, cst.Tuple, cst.ListComp, cst.SimpleString, cst.ConcatenatedString)
 _INDEX_MESSAGE = (
@@ -25,6 +26,7 @@ _INDEX_MESSAGE = (
 
 class TensorAsIndex(Rule):
     code = "SYNC504"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "tensor-as-python-index"
     family = "implicit conversions"
     summary = "`range(t)`, `x[t0]` (0-d index), `x[:t]`, `[0] * t` convert a device tensor with `__index__`"
@@ -66,6 +68,7 @@ class TensorAsIndex(Rule):
 
 class BuiltinOverTensor(Rule):
     code = "SYNC505"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "python-builtin-over-tensor"
     family = "implicit conversions"
     summary = "`max`/`min`/`sorted`/`any`/`all` over a device tensor compare element by element on the host"

@@ -29,6 +29,7 @@ _READING_BUILTINS = frozenset(
 
 class EarlyReadOfAsyncCopy(Rule):
     code = "SYNC801"
+    triggers = ("non_blocking",)
     name = "early-read-of-async-copy"
     family = "race hazards"
     summary = "host data of a `non_blocking=True` device->host copy read before any host wait (a race, not a sync)"

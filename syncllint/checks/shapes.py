@@ -61,6 +61,7 @@ def _with_keyword(call: cst.Call, name: str, placeholder: str, drop: tuple[int, 
 
 class NonzeroShape(Rule):
     code = "SYNC302"
+    triggers = ("nonzero", "argwhere", "where")
     name = "nonzero-shape"
     family = "data-dependent shapes"
     summary = "`nonzero` / `argwhere` / one-argument `torch.where` size their result by reading a count back"
@@ -113,6 +114,7 @@ class NonzeroShape(Rule):
 
 class MaskedSelect(Rule):
     code = "SYNC303"
+    triggers = ("masked_select",)
     name = "masked-select"
     family = "data-dependent shapes"
     summary = "`masked_select` sizes its result by the number of true mask elements: a sync"
@@ -135,6 +137,7 @@ class MaskedSelect(Rule):
 
 class UniqueShape(Rule):
     code = "SYNC304"
+    triggers = ("unique",)
     name = "unique"
     family = "data-dependent shapes"
     summary = "`unique` / `unique_consecutive` size their result by the number of distinct values: a sync"
@@ -157,6 +160,7 @@ class UniqueShape(Rule):
 
 class RepeatInterleaveTensorRepeats(Rule):
     code = "SYNC305"
+    triggers = ("repeat_interleave",)
     name = "repeat-interleave-tensor-repeats"
     family = "data-dependent shapes"
     summary = "`repeat_interleave` with tensor repeats and no `output_size=` sums the repeats on the host"
@@ -197,6 +201,7 @@ class RepeatInterleaveTensorRepeats(Rule):
 
 class Bincount(Rule):
     code = "SYNC306"
+    triggers = ("bincount",)
     name = "bincount"
     family = "data-dependent shapes"
     summary = "`bincount` reads the largest value back to size its result, even with `minlength=`"
@@ -219,6 +224,7 @@ class Bincount(Rule):
 
 class OneHotWithoutNumClasses(Rule):
     code = "SYNC307"
+    triggers = ("one_hot",)
     name = "one-hot-without-num-classes"
     family = "data-dependent shapes"
     summary = "`F.one_hot` without `num_classes` reads the largest class back to size its result"
@@ -250,6 +256,7 @@ class OneHotWithoutNumClasses(Rule):
 
 class HistcDefaultRange(Rule):
     code = "SYNC308"
+    triggers = ("histc",)
     name = "histc-default-range"
     family = "data-dependent shapes"
     summary = "`histc` with the default `min=0, max=0` reads the data's range back to the host"

@@ -17,6 +17,7 @@ from syncllint.analysis.calls import keyword
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.torch_calls import match_torch_call, tensor_argument_confidence
 from syncllint.diagnostics import Confidence
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ _FUNCTIONS = frozenset(("reshape", "narrow", "topk", "kthvalue", "split", "roll"
 
 class TensorAsSize(Rule):
     code = "SYNC309"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "tensor-as-size"
     family = "data-dependent shapes"
     summary = "a device tensor used as a size, length, `k` or fill value is read back with a hidden `.item()`"

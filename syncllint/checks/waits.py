@@ -26,6 +26,7 @@ class _ExplicitWait(Rule):
 
 class DeviceSynchronize(_ExplicitWait):
     code = "SYNC701"
+    triggers = ("synchronize",)
     name = "device-synchronize"
     summary = "`torch.cuda.synchronize()` blocks the host until every stream is idle (off by default)"
     kind = WaitKind.DEVICE
@@ -38,6 +39,7 @@ class DeviceSynchronize(_ExplicitWait):
 
 class StreamSynchronize(_ExplicitWait):
     code = "SYNC702"
+    triggers = ("synchronize",)
     name = "stream-synchronize"
     summary = "`Stream.synchronize()` blocks the host until the stream is idle (off by default)"
     kind = WaitKind.STREAM
@@ -49,6 +51,7 @@ class StreamSynchronize(_ExplicitWait):
 
 class EventSynchronize(_ExplicitWait):
     code = "SYNC703"
+    triggers = ("synchronize",)
     name = "event-synchronize"
     summary = "`Event.synchronize()` blocks the host until the event has happened (off by default)"
     kind = WaitKind.EVENT

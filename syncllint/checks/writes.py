@@ -14,6 +14,7 @@ from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import arg, as_statement, method
+from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
 _INT64_NAMES = ("torch.long", "torch.int64")
 
@@ -63,6 +64,7 @@ def _target_confidence(target: Value, ctx: RuleContext) -> Confidence | None:
 
 class IntIndexWrite(Rule):
     code = "SYNC402"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "int-index-write"
     family = "writes"
     summary = "`x[i] = 0.0` with an integer index syncs; `x[i].fill_(0.0)` does not"
@@ -106,6 +108,7 @@ def _visibly_int64(expr: cst.BaseExpression, ctx: RuleContext) -> bool:
 
 class IndexTensorWrite(Rule):
     code = "SYNC403"
+    triggers = DEVICE_TENSOR_EVIDENCE
     name = "index-tensor-write"
     family = "writes"
     summary = "`x[idx] = 0.0` with an integer index tensor syncs; `x.index_fill_(0, idx, 0.0)` does not"
