@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from syncllint.diagnostics import (
     Severity,
 )
 from syncllint.fixes import build_fix
+from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.walker import BatchedWalker, RawFinding
 
 _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match)
@@ -35,6 +37,8 @@ _COMPOUND_WITH_BODY = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TrySta
 class FileResult:
     filename: str
     diagnostics: tuple[Diagnostic, ...]
+    # Set when linting this file failed inside syncllint (a bug): the run goes on, exit code 2.
+    internal_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,14 +86,56 @@ def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> D
     )
 
 
+def syntax_error(filename: str, source: str, err: cst.ParserSyntaxError) -> Diagnostic:
+    """SYNC001 with CPython's message and position when CPython also rejects the file: they are
+    more precise than libcst's (which often points past the error). Only runs on broken files."""
+    try:
+        ast.parse(source, filename)
+    except SyntaxError as cpython:
+        if cpython.lineno is not None:
+            return parse_error(filename, cpython.msg, cpython.lineno, cpython.offset or 1)
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return parse_error(filename, err.message, err.raw_line, err.raw_column + 1)
+
+
 def lint_source(source: str, filename: str, settings: Settings) -> FileResult:
     """All diagnostics for one file's text. Never raises on bad input."""
+    too_deep = bracket_depth_problem(source)
+    if too_deep is not None:
+        return FileResult(filename, (parse_error(filename, too_deep.message, too_deep.row, too_deep.column),))
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as err:
-        return FileResult(filename, (parse_error(filename, err.message, err.raw_line, err.raw_column + 1),))
-    except (RecursionError, MemoryError, ValueError) as err:
+        return FileResult(filename, (syntax_error(filename, source, err),))
+    except RecursionError:
+        return _lint_deep(lambda: _parse_and_analyse(source, filename, settings), filename)
+    except (MemoryError, ValueError) as err:
         return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
+    try:
+        return _analyse(module, source, filename, settings)
+    except RecursionError:
+        return _lint_deep(lambda: _analyse(module, source, filename, settings), filename)
+
+
+def _parse_and_analyse(source: str, filename: str, settings: Settings) -> FileResult:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as err:
+        return FileResult(filename, (syntax_error(filename, source, err),))
+    return _analyse(module, source, filename, settings)
+
+
+def _lint_deep(work: Callable[[], FileResult], filename: str) -> FileResult:
+    """Deeply nested but legal code: try again with room to recurse, else report it unanalysed."""
+    try:
+        return run_with_deep_stack(work)
+    except (RecursionError, MemoryError) as err:
+        message = f"too deeply nested to analyse ({type(err).__name__})"
+        return FileResult(filename, (parse_error(filename, message),))
+
+
+def _analyse(module: cst.Module, source: str, filename: str, settings: Settings) -> FileResult:
     select = settings.select
     ignore = settings.ignore + _ignored_for_file(filename, settings)
     rule_set = rule_set_for(select, settings.extend_select, ignore)

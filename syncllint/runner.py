@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tokenize
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from syncllint.config import Settings
 from syncllint.engine import FileResult, lint_source, parse_error
+from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
 
 # Below this many files a pool costs more to start than it saves.
 _POOL_THRESHOLD = 16
@@ -37,10 +39,25 @@ def decode_source(data: bytes) -> SourceFile:
 
 
 def lint_path(path: str, settings: Settings) -> FileResult:
+    """One file's result. Bad input is a SYNC001 finding; a bug in syncllint is an internal_error."""
     try:
+        return _lint_path(path, settings)
+    except Exception as err:  # noqa: BLE001 - one broken file must not stop the run
+        return FileResult(path, (), internal_error=f"{type(err).__name__}: {err}")
+
+
+def _lint_path(path: str, settings: Settings) -> FileResult:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            # A FIFO or device named *.py would block or never end.
+            return FileResult(path, (parse_error(path, "cannot read file: not a regular file"),))
         data = Path(path).read_bytes()
     except OSError as err:
         return FileResult(path, (parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    except RuntimeError as err:  # Python < 3.13 reports symlink loops this way
+        return FileResult(path, (parse_error(path, f"cannot read file: {err}"),))
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return lint_notebook(data, path, settings)
     try:
         source = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as err:
