@@ -17,6 +17,7 @@ from syncllint.fix_cli import run as run_fixes
 if TYPE_CHECKING:
     from syncllint.cache import Cache
     from syncllint.runner import Progress
+from syncllint.report.formats import OUTPUT_FORMATS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -44,7 +45,7 @@ def cli() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (replaces the defaults); ALL for every rule.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--output-format", type=click.Choice(["concise", "full", "json"]), default="concise", show_default=True)
+@click.option("--output-format", type=click.Choice(list(OUTPUT_FORMATS)), default="concise", show_default=True)
 @click.option("--statistics", is_flag=True, help="Show a count per rule instead of each finding.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Read settings from this TOML file.")
@@ -84,6 +85,7 @@ def check(
 ) -> None:
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
+    from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
     from syncllint.report import render, render_statistics
     from syncllint.runner import lint_files
 
@@ -120,11 +122,13 @@ def check(
         text = sys.stdin.read()
         if force_exclude and stdin_filename and _excluded(Path(stdin_filename), settings):
             results = []
+        elif name.endswith(NOTEBOOK_SUFFIX):
+            results = [lint_notebook(text.encode("utf-8"), name, settings)]
         else:
             from syncllint.engine import lint_source
 
             results = [lint_source(text, name, settings)]
-        sources[name] = text
+        sources.update(_sources_of(name, text.encode("utf-8")))
     else:
         if "-" in targets:
             _fail("`-` (stdin) cannot be mixed with other paths")
@@ -137,15 +141,20 @@ def check(
         if output_format == "full":
             for result in results:
                 if result.diagnostics:
-                    sources[result.filename] = _read_text(result.filename)
+                    sources.update(_sources_of(result.filename, _read_bytes(result.filename)))
 
     diagnostics = [d for result in results for d in result.diagnostics]
     out = click.get_text_stream("stdout")
-    color = output_format != "json" and out.isatty()
+    color = output_format in ("concise", "full", "grouped") and out.isatty()
     if statistics:
         render_statistics(diagnostics, out, as_json=output_format == "json")
     else:
         render(diagnostics, output_format, out, color=color, sources=sources, quiet=quiet)
+    failed = [r for r in results if r.internal_error]
+    for result in failed:
+        click.echo(f"syncllint: internal error: {result.filename}: {result.internal_error}", err=True)
+    if failed:
+        sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
 
@@ -169,13 +178,24 @@ def _excluded(path: Path, settings: Settings) -> bool:
     return _excluded_with_ancestors(path.resolve(), Path(settings.project_root), settings.exclude + settings.extend_exclude)
 
 
-def _read_text(path: str) -> str:
+def _read_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
+
+
+def _sources_of(path: str, data: bytes) -> dict[str, str]:
+    """Source text keyed like ``Diagnostic.source_key``: the file, or each notebook cell."""
+    from syncllint.notebook import NOTEBOOK_SUFFIX, cell_sources
     from syncllint.runner import decode_source
 
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return {f"{path}:cell {number}": text for number, text in cell_sources(data).items()}
     try:
-        return decode_source(Path(path).read_bytes()).text
-    except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-        return ""
+        return {path: decode_source(data).text}
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        return {}
 
 
 @cli.command()

@@ -79,10 +79,23 @@ class Diagnostic:
     hot_path: bool = False
     # Source rows of the statement the finding belongs to, for ``# noqa`` matching.
     statement_rows: tuple[int, int] = (0, 0)
+    # Notebooks: the cell's 1-based position in the notebook; rows are then relative to the cell.
+    cell: int | None = None
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.start.row, self.start.column, self.code)
+    def where(self) -> str:
+        """``file:row:col`` or, in a notebook, ``file:cell N:row:col`` (ruff's notation)."""
+        cell = f":cell {self.cell}" if self.cell is not None else ""
+        return f"{self.filename}{cell}:{self.start.row}:{self.start.column}"
+
+    @property
+    def source_key(self) -> str:
+        """The key of this finding's source text in the ``sources`` map the reporters get."""
+        return self.filename if self.cell is None else f"{self.filename}:cell {self.cell}"
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.filename, self.cell or 0, self.start.row, self.start.column, self.code)
 
 
 PARSE_ERROR_CODE = "SYNC001"

@@ -16,7 +16,7 @@ from syncllint.config import Settings
 if TYPE_CHECKING:
     import pathspec
 
-LINTABLE_SUFFIXES = (".py", ".pyi")
+LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,14 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
+def _identity(path: Path) -> Path:
+    """The key that de-duplicates a file reached twice; symlink loops resolve to themselves."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: symlink loop on Python < 3.13
+        return Path(os.path.abspath(path))
+
+
 def discover(paths: list[str], settings: Settings, force_exclude: bool) -> Discovered:
     root = Path(settings.project_root)
     excludes = settings.exclude + settings.extend_exclude
@@ -97,14 +105,15 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool) -> Disco
             missing.append(raw)
             continue
         if path.is_file():
-            if force_exclude and _excluded_with_ancestors(path.resolve(), root, excludes):
+            key = _identity(path)
+            if force_exclude and _excluded_with_ancestors(key, root, excludes):
                 continue
-            if path.resolve() not in seen:
-                seen.add(path.resolve())
+            if key not in seen:
+                seen.add(key)
                 files.append(path)
             continue
         for found in _walk(path, root, excludes, settings.respect_gitignore):
-            key = found.resolve()
+            key = _identity(found)
             if key not in seen:
                 seen.add(key)
                 files.append(found)
@@ -143,4 +152,6 @@ def _walk(top: Path, root: Path, excludes: tuple[str, ...], respect_gitignore: b
                 continue
             if respect_gitignore and gitignores.ignored(child, is_dir=False):
                 continue
+            if not os.path.isfile(folder / f):
+                continue  # dangling symlinks, symlink loops, FIFOs: nothing to lint
             yield folder / f

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
 from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
+from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
@@ -67,6 +69,9 @@ def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter
 
     ``use_prefilter=False`` parses every file; findings are the same either way.
     """
+    too_deep = bracket_depth_problem(source)
+    if too_deep is not None:
+        return FileResult(filename, (parse_error(filename, too_deep.message, too_deep.row, too_deep.column),))
     ignore = settings.ignore + _ignored_for_file(filename, settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if use_prefilter and not rule_set.prefilter(settings).may_report(source) and parses_cleanly(source, filename):
@@ -74,9 +79,50 @@ def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as err:
-        return FileResult(filename, (parse_error(filename, err.message, err.raw_line, err.raw_column + 1),))
-    except (RecursionError, MemoryError, ValueError) as err:
+        return FileResult(filename, (syntax_error(filename, source, err),))
+    except RecursionError:
+        return _lint_deep(lambda: _parse_and_analyse(source, filename, settings), filename)
+    except (MemoryError, ValueError) as err:
         return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
+    try:
+        return _analyse(module, source, filename, settings)
+    except RecursionError:
+        return _lint_deep(lambda: _analyse(module, source, filename, settings), filename)
+
+
+def syntax_error(filename: str, source: str, err: cst.ParserSyntaxError) -> Diagnostic:
+    """SYNC001 with CPython's message and position when CPython also rejects the file: they are
+    more precise than libcst's (which often points past the error). Only runs on broken files."""
+    try:
+        ast.parse(source, filename)
+    except SyntaxError as cpython:
+        if cpython.lineno is not None:
+            return parse_error(filename, cpython.msg, cpython.lineno, cpython.offset or 1)
+    except (RecursionError, MemoryError, ValueError):
+        pass
+    return parse_error(filename, err.message, err.raw_line, err.raw_column + 1)
+
+
+def _parse_and_analyse(source: str, filename: str, settings: Settings) -> FileResult:
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as err:
+        return FileResult(filename, (syntax_error(filename, source, err),))
+    return _analyse(module, source, filename, settings)
+
+
+def _lint_deep(work: Callable[[], FileResult], filename: str) -> FileResult:
+    """Deeply nested but legal code: try again with room to recurse, else report it unanalysed."""
+    try:
+        return run_with_deep_stack(work)
+    except (RecursionError, MemoryError) as err:
+        message = f"too deeply nested to analyse ({type(err).__name__})"
+        return FileResult(filename, (parse_error(filename, message),))
+
+
+def _analyse(module: cst.Module, source: str, filename: str, settings: Settings) -> FileResult:
+    ignore = settings.ignore + _ignored_for_file(filename, settings)
+    rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
     walker = _walk(module, rule_set, settings, is_host_module(filename, settings))

@@ -18,6 +18,8 @@ from syncllint.diagnostics import (
 class FileResult:
     filename: str
     diagnostics: tuple[Diagnostic, ...]
+    # Set when linting this file failed inside syncllint (a bug): the run goes on, exit code 2.
+    internal_error: str | None = None
 
 
 def parse_error(filename: str, message: str, row: int = 1, column: int = 1) -> Diagnostic:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -46,10 +47,23 @@ def decode_source(data: bytes) -> SourceFile:
 
 
 def lint_path(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
+    """One file's result. Bad input is a SYNC001 finding; a bug in syncllint is an internal_error."""
     try:
+        return _lint_path(path, settings, cache)
+    except Exception as err:  # noqa: BLE001 - one broken file must not stop the run
+        return FileResult(path, (), internal_error=f"{type(err).__name__}: {err}")
+
+
+def _lint_path(path: str, settings: Settings, cache: Cache | None) -> FileResult:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            # A FIFO or device named *.py would block or never end.
+            return FileResult(path, (parse_error(path, "cannot read file: not a regular file"),))
         data = Path(path).read_bytes()
     except OSError as err:
         return FileResult(path, (parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    except RuntimeError as err:  # Python < 3.13 reports symlink loops this way
+        return FileResult(path, (parse_error(path, f"cannot read file: {err}"),))
     if cache is None:
         return lint_bytes(data, path, settings)
     key = cache.key(path, data)
@@ -57,15 +71,18 @@ def lint_path(path: str, settings: Settings, cache: Cache | None = None) -> File
     if cached is not None:
         return FileResult(path, cached)
     result = lint_bytes(data, path, settings)
-    cache.store(key, result.diagnostics)
+    if result.internal_error is None:
+        cache.store(key, result.diagnostics)
     return result
 
 
 def lint_bytes(data: bytes, path: str, settings: Settings) -> FileResult:
-    from syncllint.engine import (
-        lint_source,  # libcst: imported only when a file needs linting
-    )
+    # libcst is imported only when a file needs linting (cache hits never load it).
+    from syncllint.engine import lint_source
+    from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
 
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return lint_notebook(data, path, settings)
     try:
         source = decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as err:

@@ -1,4 +1,4 @@
-"""Render diagnostics: concise, full, json (ruff's shapes) and statistics."""
+"""Render diagnostics: concise, full, grouped, json, sarif, github, junit, and statistics."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from syncllint.diagnostics import Diagnostic
+from syncllint.report.formats import OUTPUT_FORMATS
+from syncllint.report.github import render_github
+from syncllint.report.grouped import render_grouped
 from syncllint.report.json_format import render_json
+from syncllint.report.junit import render_junit
+from syncllint.report.sarif import render_sarif
 from syncllint.report.text import render_concise, render_full, render_statistics
-
-OUTPUT_FORMATS = ("concise", "full", "json")
 
 
 def render(
@@ -23,6 +26,14 @@ def render(
 ) -> None:
     if output_format == "json":
         render_json(diagnostics, out)
+    elif output_format == "sarif":
+        render_sarif(diagnostics, out)
+    elif output_format == "github":
+        render_github(diagnostics, out)
+    elif output_format == "junit":
+        render_junit(diagnostics, out)
+    elif output_format == "grouped":
+        render_grouped(diagnostics, out, color=color, quiet=quiet)
     elif output_format == "full":
         render_full(diagnostics, out, color=color, sources=sources, quiet=quiet)
     else:

@@ -29,7 +29,7 @@ def fix_to_json(fix: Fix | None) -> dict[str, Any] | None:
 
 def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
     return {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code,
         "name": d.name,
         "message": d.message,

@@ -20,14 +20,14 @@ def _fix_marker(d: Diagnostic) -> str:
 
 
 def _header(d: Diagnostic, color: bool) -> str:
-    where = f"{_paint(d.filename, _BOLD, color)}:{d.start.row}:{d.start.column}:"
+    where = f"{_paint(d.filename, _BOLD, color)}{d.where[len(d.filename):]}:"
     style = _RED if d.severity is Severity.ERROR else _YELLOW if d.severity is Severity.WARNING else _CYAN
     code = _paint(d.code, _BOLD + style, color)
     detail = _paint(f"[{d.confidence.label}]", _DIM, color)
     return f"{where} {code} {_fix_marker(d)}{d.message} {detail}"
 
 
-def _summary(diagnostics: Sequence[Diagnostic]) -> str:
+def summary(diagnostics: Sequence[Diagnostic]) -> str:
     if not diagnostics:
         return "All checks passed!"
     n = len(diagnostics)
@@ -45,7 +45,7 @@ def render_concise(diagnostics: Sequence[Diagnostic], out: TextIO, *, color: boo
     for d in diagnostics:
         out.write(_header(d, color) + "\n")
     if not quiet:
-        out.write(_summary(diagnostics) + "\n")
+        out.write(summary(diagnostics) + "\n")
 
 
 def render_full(
@@ -53,7 +53,7 @@ def render_full(
 ) -> None:
     for d in diagnostics:
         out.write(_header(d, color) + "\n")
-        lines = sources.get(d.filename, "").splitlines()
+        lines = sources.get(d.source_key, "").splitlines()
         if 0 < d.start.row <= len(lines):
             gutter = len(str(d.end.row))
             pad = " " * gutter
@@ -69,7 +69,7 @@ def render_full(
             out.write(f"{pad} |\n")
         out.write("\n")
     if not quiet:
-        out.write(_summary(diagnostics) + "\n")
+        out.write(summary(diagnostics) + "\n")
 
 
 def render_statistics(diagnostics: Sequence[Diagnostic], out: TextIO, *, as_json: bool = False) -> None:
