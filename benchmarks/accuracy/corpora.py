@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import zipfile
@@ -92,6 +93,13 @@ def run_linter(paths: list[Path], cwd: Path, extra: list[str]) -> list[dict[str,
         command, cwd=cwd, capture_output=True, text=True, check=False,
         env={**__import__("os").environ, "PYTHONPATH": env_path},
     )
+    unknown = re.search(r"unknown rule selector `([A-Z0-9]+)`", done.stderr)
+    if done.returncode == 2 and unknown and "--extend-select" in extra:
+        # A rule family this checkout does not have yet (e.g. SYNC7 before the explicit waits land).
+        at = extra.index("--extend-select")
+        if extra[at + 1] == unknown.group(1):
+            print(f"note: this checkout has no {unknown.group(1)} rules; linting without them", file=sys.stderr)
+            return run_linter(paths, cwd, extra[:at] + extra[at + 2:])
     if done.returncode != 0:
         raise SystemExit(f"syncllint failed ({done.returncode}):\n{done.stderr[-4000:]}")
     findings: list[dict[str, Any]] = json.loads(done.stdout or "[]")

@@ -9,7 +9,9 @@ A label matches a finding when the finding's span covers the labelled line and t
 label without a code, from the grep stratum, matches any finding on its line):
 
 - verdict ``sync``   + matching finding: true positive;  no finding: false negative;
-- verdict ``no-sync`` + matching finding: false positive; no finding: true negative.
+- verdict ``no-sync`` + matching finding: false positive; no finding: true negative;
+- a sync whose reason starts with ``accepted:`` (inside the project's ``gpu_sync_allowed``) counts
+  like a ``no-sync``: the linter must stay quiet there.
 
 Findings on lines nobody labelled are counted and listed apart: they are neither right nor wrong yet.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -26,9 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import CORPORA, HERE, ensure_extracted, relative_file, run_linter  # noqa: E402
+from corpora import CORPORA, HERE, ensure_extracted, relative_file, run_linter
 
 LABELS = HERE / "labels.csv"
+STRATA = HERE / "strata.json"  # population of each sampled stratum when the sample was drawn
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,16 @@ class Label:
     @property
     def is_sync(self) -> bool:
         return self.verdict == "sync"
+
+    @property
+    def should_report(self) -> bool:
+        """A sync the project marked as accepted (``gpu_sync_allowed``) must not be reported."""
+        return self.is_sync and not self.reason.startswith("accepted:")
+
+    @property
+    def from_finding(self) -> bool:
+        """Sampled from the linter's findings (its code is the finding's), not from the grep stratum."""
+        return self.source.startswith("finding")
 
 
 @dataclass(frozen=True)
@@ -93,10 +107,45 @@ def lint(labels: list[Label], full: bool, extra: list[str]) -> list[Finding]:
 
 def match(label: Label, findings: list[Finding]) -> Finding | None:
     covering = [f for f in findings if f.covers(label)]
-    if label.code:
+    if label.from_finding:
+        # A finding-stratum label judges that finding only; a grep label judges the whole line.
         covering = [f for f in covering if f.code == label.code]
     # The narrowest span is the finding about this line (not an enclosing multi-line call).
     return min(covering, key=lambda f: f.last_row - f.first_row, default=None)
+
+
+def print_table(title: str, counts: dict[str, Counter[str]]) -> None:
+    print(f"{title:10} {'TP':>4} {'FP':>4} {'FN':>4} {'TN':>4} {'precision':>10} {'recall':>8}")
+    for key in sorted(counts, key=lambda k: (k == "overall", k)):
+        c = counts[key]
+        prec = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else float("nan")
+        rec = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
+        print(f"{key:10} {c['tp']:4d} {c['fp']:4d} {c['fn']:4d} {c['tn']:4d} {prec:10.3f} {rec:8.3f}")
+
+
+def weighted_precision(labels: list[Label], findings: list[Finding]) -> str:
+    """Precision over the findings sampled at medium/high confidence, each weighted by its stratum's size.
+
+    The sample takes a fixed number per (project, code, confidence), so rare strata are over-represented;
+    weighting by the stratum's population (``strata.json``) estimates the precision of a whole-tree run.
+    """
+    if not STRATA.exists():
+        return "n/a (no strata.json)"
+    population: dict[str, dict[str, int]] = json.loads(STRATA.read_text())
+    sampled: Counter[tuple[str, str, str]] = Counter()
+    for lab in labels:
+        if lab.from_finding:
+            sampled[(lab.project, lab.code, lab.source.split(":", 1)[1])] += 1
+    right = total = 0.0
+    for lab in labels:
+        confidence = lab.source.split(":", 1)[1] if lab.from_finding else ""
+        if confidence not in ("medium", "high") or match(lab, findings) is None:
+            continue
+        weight = population.get(lab.project, {}).get(f"finding {lab.code}/{confidence}", 0) / sampled[
+            (lab.project, lab.code, confidence)]
+        total += weight
+        right += weight if lab.should_report else 0.0
+    return f"{right / total:.3f}" if total else "n/a"
 
 
 def main() -> None:
@@ -112,6 +161,7 @@ def main() -> None:
     findings = lint(labels, args.full, extra)
 
     counts: dict[str, Counter[str]] = defaultdict(Counter)
+    per_code: dict[str, Counter[str]] = defaultdict(Counter)
     false_pos: list[tuple[Label, Finding]] = []
     false_neg: list[Label] = []
     used: set[Finding] = set()
@@ -120,9 +170,10 @@ def main() -> None:
         fam = family(label.code or (hit.code if hit else ""))
         if hit is not None:
             used.add(hit)
-        outcome = ("tp" if hit else "fn") if label.is_sync else ("fp" if hit else "tn")
+        outcome = ("tp" if hit else "fn") if label.should_report else ("fp" if hit else "tn")
         for key in (fam, "overall"):
             counts[key][outcome] += 1
+        per_code[label.code or (hit.code if hit else "(none)")][outcome] += 1
         if outcome == "fp" and hit is not None:
             false_pos.append((label, hit))
         elif outcome == "fn":
@@ -136,12 +187,11 @@ def main() -> None:
     print(f"labels: {len(labels)} ({sum(lab.is_sync for lab in labels)} sync, "
           f"{sum(not lab.is_sync for lab in labels)} no-sync); findings: {len(findings)} "
           f"(min-confidence {args.min_confidence}, {'whole trees' if args.full else 'labelled files'})")
-    print(f"{'family':10} {'TP':>4} {'FP':>4} {'FN':>4} {'TN':>4} {'precision':>10} {'recall':>8}")
-    for key in sorted(counts, key=lambda k: (k == "overall", k)):
-        c = counts[key]
-        prec = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else float("nan")
-        rec = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else float("nan")
-        print(f"{key:10} {c['tp']:4d} {c['fp']:4d} {c['fn']:4d} {c['tn']:4d} {prec:10.3f} {rec:8.3f}")
+    print_table("family", counts)
+    print()
+    print_table("rule", per_code)
+    print(f"\nprecision of the default-threshold findings, weighted by stratum size: "
+          f"{weighted_precision(labels, findings)}")
     if args.quiet:
         return
     print(f"\nfalse positives ({len(false_pos)}):")
