@@ -1,0 +1,110 @@
+"""The labelled corpora: which wheels, where they are extracted, how the linter is run on them.
+
+Shared by ``sample.py`` (draws the sample that was labelled) and ``score.py`` (measures it).
+The projects' code is never committed: it is downloaded from PyPI and extracted under ``.work/``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+REPO_ROOT = HERE.parent.parent
+
+
+@dataclass(frozen=True)
+class Corpus:
+    project: str
+    version: str
+    # The sample was drawn from this many randomly chosen files that import torch (None: every file);
+    # the machine this was built on was too busy to lint all 4.3M lines of three trees at once.
+    file_sample: int | None = None
+
+    @property
+    def root(self) -> Path:
+        """The folder the wheel's ``.py`` files are extracted into (paths in labels are relative to it)."""
+        return WORK / f"{self.project}-{self.version}"
+
+
+CORPORA = (
+    Corpus("vllm", "0.33.0"),
+    Corpus("sglang", "0.5.23", file_sample=400),
+    Corpus("transformers", "5.24.0", file_sample=300),
+)
+
+
+FILE_SAMPLE_SEED = 7
+
+
+def sampled_files(corpus: Corpus) -> list[Path]:
+    """The files the sample was drawn from (fixed seed), as absolute paths."""
+    root = ensure_extracted(corpus)
+    files = sorted(root.rglob("*.py"))
+    if corpus.file_sample is None:
+        return files
+    with_torch = [p for p in files if "import torch" in p.read_text(errors="replace")]
+    return sorted(random.Random(FILE_SAMPLE_SEED).sample(with_torch, min(corpus.file_sample, len(with_torch))))
+
+
+def ensure_extracted(corpus: Corpus) -> Path:
+    """Download the wheel (``pip download --no-deps``) and extract its ``.py`` files, once."""
+    if corpus.root.is_dir() and any(corpus.root.iterdir()):
+        return corpus.root
+    wheels = WORK / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = sorted(wheels.glob(f"{corpus.project}-{corpus.version}-*.whl"))
+    if not found:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+             f"{corpus.project}=={corpus.version}", "-d", str(wheels)],
+            check=True,
+        )
+        found = sorted(wheels.glob(f"{corpus.project}-{corpus.version}-*.whl"))
+    with zipfile.ZipFile(found[0]) as wheel:
+        for member in wheel.namelist():
+            if member.endswith(".py"):
+                wheel.extract(member, corpus.root)
+    return corpus.root
+
+
+def run_linter(paths: list[Path], cwd: Path, extra: list[str]) -> list[dict[str, Any]]:
+    """Run this checkout's linter (``python -m syncllint``) and return its JSON findings.
+
+    ``--isolated``: no configuration file of the host checkout applies; ``--no-respect-gitignore``:
+    ``.work/`` is gitignored here but must be linted.
+    """
+    if not paths:
+        return []
+    command = [
+        sys.executable, "-m", "syncllint", "check", *[str(p) for p in paths],
+        "--isolated", "--no-respect-gitignore", "--output-format", "json", "-q", "--exit-zero", *extra,
+    ]
+    env_path = str(REPO_ROOT)
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, check=False,
+        env={**__import__("os").environ, "PYTHONPATH": env_path},
+    )
+    unknown = re.search(r"unknown rule selector `([A-Z0-9]+)`", done.stderr)
+    if done.returncode == 2 and unknown and "--extend-select" in extra:
+        # A rule family this checkout does not have yet (e.g. SYNC7 before the explicit waits land).
+        at = extra.index("--extend-select")
+        if extra[at + 1] == unknown.group(1):
+            print(f"note: this checkout has no {unknown.group(1)} rules; linting without them", file=sys.stderr)
+            return run_linter(paths, cwd, extra[:at] + extra[at + 2:])
+    if done.returncode != 0:
+        raise SystemExit(f"syncllint failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    findings: list[dict[str, Any]] = json.loads(done.stdout or "[]")
+    return findings
+
+
+def relative_file(corpus: Corpus, filename: str) -> str:
+    return Path(filename).resolve().relative_to(corpus.root.resolve()).as_posix()
