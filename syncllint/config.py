@@ -28,7 +28,11 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_HOT_PATHS = ("forward", "__call__", "*step*", "sample*", "*_sample*", "decode*", "*_decode*", "execute*", "*_execute*")
 
-DEFAULT_HOST_MODULES = ("*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py")
+# CPU backends and host-side preprocessing (tokenizer/image processors, host KV pools).
+DEFAULT_HOST_MODULES = (
+    "*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*",
+    "*/processing_*.py", "*/image_processing_*.py", "*/feature_extraction_*.py", "*/processors/*",
+)
 
 PRESETS: dict[str, dict[str, Any]] = {
     "vllm": {

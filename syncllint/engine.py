@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -125,7 +125,7 @@ def _analyse(module: cst.Module, source: str, filename: str, settings: Settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    walker = _walk(module, rule_set, settings, is_host_module(filename, settings))
+    walker = _walk(module, rule_set, settings, is_host_module(filename, settings), source)
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:
         return FileResult(filename, ())
@@ -138,14 +138,28 @@ def is_host_module(filename: str, settings: Settings) -> bool:
     return any(fnmatch.fnmatch(posix, pattern) for pattern in settings.host_modules)
 
 
-def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, host_module: bool) -> BatchedWalker:
-    imports = ImportMap()
-    # A cheap read of the top-level imports first, so names used before a late import resolve.
-    for statement in module.body:
+def _record_top_level_imports(body: Sequence[cst.CSTNode], imports: ImportMap) -> None:
+    for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
                     imports.record(small)
+        elif isinstance(statement, (cst.If, cst.Try)):
+            blocks: list[cst.BaseSuite] = [statement.body]
+            if isinstance(statement, cst.Try):
+                blocks.extend(handler.body for handler in statement.handlers)
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    _record_top_level_imports(block.body, imports)
+
+
+def _walk(
+    module: cst.Module, rule_set: RuleSet, settings: Settings, host_module: bool, source_text: str = ""
+) -> BatchedWalker:
+    imports = ImportMap()
+    # A cheap read of the top-level imports first (also under ``if``/``try``, as in
+    # ``if is_torch_available(): import torch``), so names used before a late import resolve.
+    _record_top_level_imports(module.body, imports)
     inference = DeviceInference(imports, settings.host_suffixes, settings.device_suffixes)
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -153,7 +167,8 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, host_module
         inference,
         settings.allowed_contexts,
         settings.hot_path_functions,
-        module_imports_torch=imports.imports_module("torch"),
+        # ``import torch`` inside functions counts too: the module works with torch.
+        module_imports_torch=imports.imports_module("torch") or "import torch" in source_text or "from torch" in source_text,
         module_imports_numpy=imports.imports_module("numpy"),
         host_module=host_module,
     )

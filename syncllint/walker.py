@@ -51,10 +51,11 @@ _COMPREHENSION_KINDS = _kinds(cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.D
 _SUITE_KINDS = _kinds(cst.BaseSuite)
 _ENTER_KINDS = _kinds(
     cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda,
-    cst.ClassDef, cst.With, cst.For, cst.While,
+    cst.ClassDef, cst.With, cst.For, cst.While, cst.Annotation,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 _LEAVE_KINDS = _kinds(
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr, cst.Call,
+    cst.Annotation,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 
 
@@ -105,6 +106,8 @@ class BatchedWalker(cst.CSTVisitor):
         self._statements: list[cst.CSTNode] = []
         self._saved_devices: list[DeviceLiteral | None] = []
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
+        # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
+        self._annotation_depth = 0
 
     # -- RuleContext ------------------------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
@@ -119,7 +122,7 @@ class BatchedWalker(cst.CSTVisitor):
         fix: FixProposal | None = None,
     ) -> None:
         frame = self._frames[-1]
-        if frame[0] > 0:
+        if frame[0] > 0 or self._annotation_depth:
             return
         if self.host_module and confidence is Confidence.MEDIUM:
             # CPU-backend modules (``cpu_attn.py``, ``ops/cpu/``): unknown tensors live on the host.
@@ -143,6 +146,9 @@ class BatchedWalker(cst.CSTVisitor):
     def _enter(self, node: cst.CSTNode) -> None:
         if type(node) in _STATEMENT_KINDS:
             self._statements.append(node)
+        if type(node) is cst.Annotation:
+            self._annotation_depth += 1
+            return
         if isinstance(node, cst.Assign):
             self._store_targets.update(id(t.target) for t in node.targets)
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
@@ -179,6 +185,9 @@ class BatchedWalker(cst.CSTVisitor):
             self._leave(original_node)
 
     def _leave(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.Annotation:
+            self._annotation_depth -= 1
+            return
         if type(node) in _STATEMENT_KINDS:
             self._statements.pop()
         if isinstance(node, cst.Assign):

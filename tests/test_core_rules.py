@@ -147,3 +147,27 @@ def test_cpu_backend_modules_downgrade_unknown_tensors() -> None:
         assert lint_source(source, path, default).diagnostics == ()
     explicit = "import torch\nx = torch.zeros(3, device='cuda')\nx.item()\n"
     assert [d.code for d in lint_source(explicit, "cpu_attn.py", default).diagnostics] == ["SYNC101"]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # Annotations are types, not tensor indexing.
+        ("import torch\nfrom typing import Optional\ndef f(m: dict[str, torch.Tensor], o: Optional[torch.Tensor] = None):\n    pass", []),
+        # A negative default is a Python scalar: the masked write takes the masked_fill path.
+        ("import torch\ndef f(x: torch.Tensor, sentinel=-1):\n    m = x > 0\n    x[~m] = sentinel", []),
+        # Legacy typed-tensor annotations are tensors; torch.cuda.* ones live on the device.
+        ("import numpy as np\nimport torch\ndef f(ids: torch.LongTensor):\n    return ids.item()", [("SYNC101", Confidence.MEDIUM)]),
+        ("import torch\ndef f(ids: torch.cuda.LongTensor):\n    return ids.item()", [("SYNC101", Confidence.HIGH)]),
+        # transformers: torch imported under a guard still makes the module a torch module.
+        ("from x import is_torch_available\nif is_torch_available():\n    import torch\ndef f(t):\n    return t.item()", [("SYNC101", Confidence.MEDIUM)]),
+        # Module state built without device= moves with the module: not a host tensor.
+        ("import torch\nclass Q(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.x_max = torch.zeros(1)\n    def step(self):\n        return self.x_max.item()", [("SYNC101", Confidence.MEDIUM)]),
+        # ... unless it is pinned or says device="cpu".
+        ("import torch\nclass R:\n    def __init__(self):\n        self.buf = torch.zeros(4, device='cpu')\n    def step(self):\n        return self.buf.item()", []),
+        # An unknown .tolist() receiver is hidden by default (low).
+        ("import torch\ndef f(grid_thw):\n    return grid_thw.tolist()", [("SYNC102", Confidence.LOW)]),
+    ],
+)
+def test_precision_patterns_from_labelled_code(source: str, expected: list[tuple[str, Confidence]]) -> None:
+    assert [(d.code, d.confidence) for d in lint(source)] == expected

@@ -155,6 +155,8 @@ class CallInference:
                 fallback = TENSOR
             place = self._place_for_device(keyword(call, "device"), Value(fallback.place))
             return Value(place.place, self.dtype_of(keyword(call, "dtype")))
+        if qualified in api.MODULE_STATE_WRAPPERS:
+            return TENSOR
         if qualified == "torch.from_numpy":
             return HOST_TENSOR
         if qualified == "torch.device":

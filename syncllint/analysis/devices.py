@@ -124,10 +124,26 @@ class DeviceInference(CallInference):
                     for t_el, v_el in zip(target.elements, value.elements):
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
-            self.bind(target, self.infer(value))
+            self.bind(target, self._module_state(target, value, self.infer(value)))
             key = dotted_name(target)
             if key is not None and pending:
                 self._scopes[-1].pending.add(key)
+
+    def _module_state(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
+        """``self.w = torch.zeros(n)`` in a class: module state follows the module to its device
+        later (``model.cuda()``), so a factory without ``device=`` says nothing about the place."""
+        if (
+            value.place is Place.HOST_TENSOR
+            and not value.pinned
+            and isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+            and isinstance(expr, cst.Call)
+            and self.imports.qualify(expr.func) in api.TORCH_FACTORIES
+            and not any(arg.keyword is not None and arg.keyword.value == "device" for arg in expr.args)
+        ):
+            return Value(Place.TENSOR, value.dtype, value.zero_dim)
+        return value
 
     # -- asynchronous copies ----------------------------------------------------------------
     def is_pending(self, expr: cst.BaseExpression) -> bool:
@@ -169,8 +185,8 @@ class DeviceInference(CallInference):
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
                 value = self._suffix_value(name) or value
-            if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
-                value = PYTHON_SCALAR
+            if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
+                value = PYTHON_SCALAR  # ``fill=-1``, ``eps=1e-5``, ``name="x"``
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self._scopes[-1].names[name] = self._refine_by_name(name, value)
@@ -203,6 +219,8 @@ class DeviceInference(CallInference):
         name = qualified
         if name in api.TENSOR_ANNOTATIONS:
             return TENSOR
+        if name in api.DEVICE_ANNOTATIONS:
+            return DEVICE_TENSOR
         if name in api.NUMPY_ANNOTATIONS:
             return NUMPY
         if name in api.PYTHON_ANNOTATIONS:

@@ -88,7 +88,15 @@ NUMPY_MODULES = ("numpy",)
 NUMPY_ANNOTATIONS = frozenset(
     ("numpy.ndarray", "numpy.typing.NDArray", "numpy.typing.ArrayLike", "numpy.generic")
 )
-TENSOR_ANNOTATIONS = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+TENSOR_ANNOTATIONS = frozenset(
+    ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter")
+    + tuple(f"torch.{kind}Tensor" for kind in "Long Float Bool Int Half Double Byte Short Char BFloat16".split())
+)
+DEVICE_ANNOTATIONS = frozenset(
+    f"torch.cuda.{kind}Tensor" for kind in "Long Float Bool Int Half Double Byte Short Char BFloat16".split()
+)
+# Module state: moved with the module (``model.cuda()``), so its device is not the factory's.
+MODULE_STATE_WRAPPERS = frozenset(("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer"))
 PYTHON_ANNOTATIONS = frozenset(
     "int float bool str bytes list tuple dict set frozenset complex None "
     "typing.List typing.Tuple typing.Dict typing.Set typing.Sequence typing.Mapping "

@@ -34,7 +34,8 @@ def mask_confidence(node: cst.Subscript, ctx: RuleContext) -> Confidence | None:
             high = target.place is Place.DEVICE or mask.place is Place.DEVICE
             confidence = Confidence.HIGH if high and target.place is not Place.UNKNOWN else Confidence.MEDIUM
         elif mask.dtype is DType.UNKNOWN and _looks_like_mask_name(index):
-            confidence = Confidence.MEDIUM if target.place is Place.DEVICE else Confidence.LOW
+            # ``x[attn_mask]`` on a tensor: the name is the only dtype evidence, good enough for medium.
+            confidence = Confidence.MEDIUM if target.is_tensor else Confidence.LOW
         else:
             continue
         best = confidence if best is None else max(best, confidence)
@@ -84,7 +85,7 @@ class MaskedWriteTensorValue(Rule):
             confidence = mask_confidence(subscript, ctx)
             if confidence is None:
                 continue
-            confidence = min(confidence, _value_confidence(value))
+            confidence = min(confidence, _value_confidence(value, node.value))
             ctx.report(
                 self,
                 subscript,
@@ -114,10 +115,12 @@ def _where_fix(node: cst.Assign, subscript: cst.Subscript, ctx: RuleContext) -> 
     return FixProposal(node, replacement, Applicability.UNSAFE, message, imports)
 
 
-def _value_confidence(value: Value) -> Confidence:
+def _value_confidence(value: Value, expr: cst.BaseExpression) -> Confidence:
     if value.is_tensor:
         return Confidence.HIGH
-    return Confidence.LOW  # could be a Python number the code does not show
+    if isinstance(expr, (cst.Call, cst.Subscript, cst.BinaryOperation)):
+        return Confidence.MEDIUM  # ``x[m] = self.experts(h)``: computed values are tensors here
+    return Confidence.LOW  # a bare name could be a Python number the code does not show
 
 
 RULES = (BooleanMaskIndex, MaskedWriteTensorValue)
