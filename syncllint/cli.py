@@ -237,6 +237,12 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
         _fail(f"unknown rule `{code}` (see `syncllint rule --all`)")
 
 
+# ``verify`` imports click only at this point; torch is loaded when the command runs.
+from syncllint.harness.command import verify as _verify_command  # noqa: E402
+
+cli.add_command(_verify_command, name="verify")
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=True)
