@@ -177,7 +177,8 @@ def _read_text(path: str) -> str:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Find the project root from this file.")
 def clean(cache_dir: str | None, config_file: str | None) -> None:
     """Remove the result cache."""
-    from syncllint.cache import clean as remove_cache, default_cache_dir
+    from syncllint.cache import clean as remove_cache
+    from syncllint.cache import default_cache_dir
 
     if cache_dir:
         folder = Path(cache_dir)
