@@ -216,6 +216,36 @@ def one_file_runs(target: Path, rounds: int, cpus: str | None) -> dict[str, floa
     return {"file_bytes": one.stat().st_size, "cold_s": statistics.median(cold), "warm_s": statistics.median(warm)}
 
 
+def prefilter_agreement(target: Path) -> None:
+    """Lint every file with the prefilter on and off (default settings, then every rule at low
+    confidence) and print how many files it skipped and how many disagree (must be 0)."""
+    sys.path.insert(0, str(REPO))
+    from syncllint.checks import all_rules
+    from syncllint.config import Settings
+    from syncllint.diagnostics import Confidence
+    from syncllint.engine import lint_source
+    from syncllint.prefilter import build_prefilter
+    from syncllint.runner import decode_source
+
+    files = sorted(target.rglob("*.py"))
+    for settings in (Settings(), Settings(select=("ALL",), min_confidence=Confidence.LOW)):
+        prefilter = build_prefilter(
+            tuple(r.triggers for r in all_rules()), settings.device_suffixes, settings.host_suffixes
+        )
+        skipped = differ = findings = 0
+        for path in files:
+            source = decode_source(path.read_bytes()).text
+            on = lint_source(source, str(path), settings, use_prefilter=True).diagnostics
+            off = lint_source(source, str(path), settings, use_prefilter=False).diagnostics
+            differ += on != off
+            findings += len(off)
+            skipped += not prefilter.may_report(source)
+        print(
+            f"{target.name}: {len(files)} files; select={settings.select} min-confidence={settings.min_confidence.name}: "
+            f"{findings} findings, {skipped} files not parsed, {differ} files differ"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", choices=sorted(WHEELS), default="vllm")
@@ -224,9 +254,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpus", default=None, help="taskset CPU list, e.g. 0,1 (default: no pinning)")
     parser.add_argument("--skip", default="", help="comma-separated tools to leave out: torchfix,fixit,ruff")
+    parser.add_argument("--prefilter-check", action="store_true", help="only compare findings with the prefilter on and off")
     args = parser.parse_args()
 
     target = sample(args.corpus, args.every)
+    if args.prefilter_check:
+        prefilter_agreement(target)
+        return
     files = sorted(target.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     bin_dir = ensure_venv()

@@ -58,8 +58,13 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from stdin (with `-`).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Cache folder (default: .syncllint_cache in the project root).")
+@click.option("--no-cache", is_flag=True, envvar="SYNCLLINT_NO_CACHE", help="Neither read nor write the result cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    envvar="SYNCLLINT_CACHE_DIR",
+    help="Cache folder (default: .syncllint_cache in the project root).",
+)
 @fix_options
 def check(
     paths: tuple[str, ...],
@@ -218,7 +223,7 @@ def clean(cache_dir: str | None, config_file: str | None) -> None:
         click.echo(f"Removed {folder}")
     elif not folder.exists():
         click.echo(f"No cache at {folder}")
-    elif folder.exists():
+    else:
         _fail(f"{folder} is not a syncllint cache (no CACHEDIR.TAG); not removing it")
 
 

@@ -15,9 +15,11 @@ from syncllint.cache import Cache
 from syncllint.config import Settings
 from syncllint.results import FileResult, parse_error
 
-# Below this much source a pool costs more to start than it saves: measured on 2 cores, a pool
-# starts and feeds two forked workers in ~0.1 s, while libcst lints ~0.4 MB/s per core
-# (benchmarks/README.md, "pool threshold").
+# Below this much source (a few dozen typical files) one process is used. Measured on the shared
+# 2-core machine under load (benchmarks/README.md, "pool threshold"): a 2-worker pool lost to one
+# process at every size tried up to 384 KB, since forking, feeding the workers and importing
+# libcst in each costs ~0.1-0.3 s and a busy machine gives a pool no spare core; on an idle
+# machine the break-even is lower, but the most a pool saves below 256 KB is ~0.2 s.
 POOL_MIN_BYTES = 256_000
 
 

@@ -6,28 +6,20 @@ hooks. The engine only reads, so this walk calls ``on_visit(node)`` / ``on_leave
 original nodes in libcst's own order, without rebuilding anything, and skips whitespace and
 punctuation subtrees (``SimpleWhitespace``, ``Comma``, operators, ...) unless asked to keep a kind.
 
-libcst's child order is read once per node class from the source of its
-``_visit_and_replace_children`` (``visit_required(self, "func", ...)`` and friends); a class
-whose order cannot be read is visited with libcst's own ``visit``. tests/test_traversal.py checks
-that both walks meet the same nodes in the same order on real code.
+libcst's child order is read once per node class from its ``_visit_and_replace_children``
+(``visit_required(self, "func", ...)`` and friends); a class whose order cannot be read is
+visited with libcst's own ``visit``. tests/test_traversal.py checks that both walks meet the same nodes in the same order on real code.
 """
 
 from __future__ import annotations
 
-import inspect
-import re
+import dataclasses
 from collections.abc import Callable, Iterable
 from functools import cache
 
 import libcst as cst
 from libcst._nodes import op as _op_nodes
 from libcst._nodes import whitespace as _whitespace_nodes
-
-_CHILD_FIELD = re.compile(
-    r"visit_(?:required|optional|sentinel|sequence|iterable|body_sequence|body_iterable)\(\s*self,\s*\"(\w+)\""
-)
-
-_ANY_VISIT = re.compile(r"(?<![\w.])visit_\w+\(|\.visit\(")
 
 
 def _subclasses(root: type) -> set[type]:
@@ -54,21 +46,22 @@ TRIVIA_TYPES = frozenset(
 
 @cache
 def child_fields(kind: type) -> tuple[str, ...] | None:
-    """The fields holding ``kind``'s children, in libcst's visiting order; None when unknown."""
+    """The fields holding ``kind``'s children, in libcst's visiting order; None when unknown.
+
+    ``_visit_and_replace_children`` names each child field as a string argument
+    (``visit_required(self, "func", self.func, visitor)``), so the field names among its code
+    object's constants, in order of first appearance, are the visiting order. (Reading the
+    constants costs ~0.03 ms a class; ``inspect.getsource`` cost ~0.5 ms.)
+    """
     method = getattr(kind, "_visit_and_replace_children", None)
-    if method is None:
+    code = getattr(method, "__code__", None)
+    if code is None or not dataclasses.is_dataclass(kind):
         return None
-    try:
-        source = inspect.getsource(method)
-    except (OSError, TypeError):
-        return None
-    names = _CHILD_FIELD.findall(source)
-    if len(names) != len(_ANY_VISIT.findall(source)):
-        return None  # a child visited some other way: let libcst walk this class
+    names = {f.name for f in dataclasses.fields(kind)}
     fields: list[str] = []
-    for name in names:
-        if name not in fields:  # ImportFrom visits ``names`` in one of two branches
-            fields.append(name)
+    for constant in code.co_consts:
+        if isinstance(constant, str) and constant in names and constant not in fields:
+            fields.append(constant)
     return tuple(fields)
 
 

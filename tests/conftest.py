@@ -24,3 +24,10 @@ def codes(source: str, **kwargs: object) -> list[str]:
 @pytest.fixture
 def lint_snippet():  # type: ignore[no-untyped-def]
     return lint
+
+
+@pytest.fixture(autouse=True)
+def _no_result_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLI runs in tests neither read nor write `.syncllint_cache/`, so a cached result never hides
+    a monkeypatched engine; a test of the cache itself removes the variable."""
+    monkeypatch.setenv("SYNCLLINT_NO_CACHE", "1")

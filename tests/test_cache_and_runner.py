@@ -136,7 +136,8 @@ def test_chunks_start_with_the_biggest_files_and_cover_each_file_once() -> None:
     assert len(chunks) > 2
 
 
-def test_cli_cache_flags_and_clean(tree: Path, tmp_path: Path) -> None:
+def test_cli_cache_flags_and_clean(tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SYNCLLINT_NO_CACHE")
     runner_ = CliRunner()
     folder = tmp_path / "here"
     args = ["check", str(tree), "--isolated", "-q", "--cache-dir", str(folder)]
@@ -163,3 +164,10 @@ def test_relative_and_absolute_spellings_share_entries(tree: Path, tmp_path: Pat
     assert relative[0].diagnostics
     assert {d.filename for d in relative[0].diagnostics} == {"decode.py"}
     assert [(d.code, d.start) for d in relative[0].diagnostics] == [(d.code, d.start) for d in absolute[0].diagnostics]
+
+
+def test_no_cache_environment_variable(tree: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "env"
+    result = CliRunner().invoke(cli, ["check", str(tree), "--isolated", "-q", "--cache-dir", str(folder)])
+    assert result.exit_code == 1  # SYNCLLINT_NO_CACHE=1 comes from conftest
+    assert not folder.exists()

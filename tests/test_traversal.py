@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import inspect
+import re
 from pathlib import Path
 
 import libcst as cst
 
 from syncllint import walker as walker_module
 from syncllint.catalogue import load_catalogue
-from syncllint.traversal import TRIVIA_TYPES, child_fields, walk
+from syncllint.traversal import ALL_NODE_TYPES, TRIVIA_TYPES, child_fields, walk
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -107,3 +109,19 @@ def test_walker_fast_paths_cover_every_kind_it_tests() -> None:
                     continue
                 assert isinstance(name, ast.Attribute), ast.dump(name)
                 assert getattr(cst, name.attr) in kinds, f"{method}: cst.{name.attr} missing from its kinds set"
+
+
+def test_child_order_matches_the_source_of_libcst() -> None:
+    """An independent reading of the order: the field names in the method's source text."""
+    named = re.compile(r"visit_\w+\(\s*self,\s*\"(\w+)\"")
+    checked = 0
+    for kind in ALL_NODE_TYPES:
+        if not dataclasses.is_dataclass(kind) or inspect.isabstract(kind):
+            continue  # abstract bases are never in a tree
+        try:
+            source = inspect.getsource(kind._visit_and_replace_children)
+        except (OSError, TypeError):
+            continue
+        assert child_fields(kind) == tuple(dict.fromkeys(named.findall(source))), kind
+        checked += 1
+    assert checked > 100
