@@ -104,8 +104,9 @@ class DeviceInference(CallInference):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = self._annotation_value(param.annotation) if param.annotation else None
-            if value is None:
-                value = self._suffix_value(name)
+            if value is None or value.place is Place.TENSOR:
+                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
+                value = self._suffix_value(name) or value
             if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
                 value = PYTHON_SCALAR
             if value is None:
