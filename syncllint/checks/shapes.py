@@ -6,7 +6,7 @@ import libcst as cst
 
 from syncllint.analysis.values import Place
 from syncllint.checks.base import FixProposal, Rule, RuleContext
-from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence
+from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence, tensor_argument_confidence
 from syncllint.diagnostics import Applicability, Confidence
 
 
@@ -173,7 +173,7 @@ class RepeatInterleaveTensorRepeats(Rule):
             return
         else:
             value = ctx.inference.infer(repeats)
-            if value.place not in (Place.DEVICE, Place.TENSOR):
+            if tensor_argument_confidence(value) is None:
                 return  # Python int repeats do not sync (measured); an unknown is most likely an int
             if call.operand is None or ctx.inference.infer(call.operand).is_host:
                 return
