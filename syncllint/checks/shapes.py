@@ -70,7 +70,9 @@ class NonzeroShape(Rule):
         if call is None:
             return
         # Only ``torch.where(cond)``: the three-argument form is elementwise (measured no sync).
-        if call.name == "where" and (call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None):
+        if call.name == "where" and (
+            call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None or call.node.args[0].star
+        ):
             return
         confidence = operand_confidence(call, ctx, lookalike_method=call.name == "nonzero")
         if confidence is None:
