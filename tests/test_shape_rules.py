@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from syncllint.diagnostics import Applicability, Confidence
-
 from tests.conftest import lint
 
 PRELUDE = """\
