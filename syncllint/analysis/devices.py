@@ -169,7 +169,11 @@ class DeviceInference(CallInference):
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return PYTHON_SCALAR
-            return self.lookup(node.value) or self._suffix_value(node.value) or UNKNOWN
+            found = self.lookup(node.value)
+            if found is None or found.place is Place.UNKNOWN:
+                # The name says more than an opaque call result does.
+                return self._suffix_value(node.value) or found or UNKNOWN
+            return found
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
