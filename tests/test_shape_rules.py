@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from syncllint.diagnostics import Applicability, Confidence
-
 from tests.conftest import lint
 
 PRELUDE = """\
@@ -103,6 +102,7 @@ NOT_FLAGGED = [
     "mask.nonzero_static(size=16)",
     "torch.where(mask, x, 0.0)",
     "torch.where(condition=mask, input=x, other=0.0)",
+    "torch.where(*(mask, x, x))",
     "torch.count_nonzero(mask)",
     "np.nonzero(arr > 3)",
     "arr.nonzero()",

@@ -33,6 +33,11 @@ def _device_confidence(value: Value) -> Confidence | None:
     return None
 
 
+def _known_device(value: Value) -> Confidence | None:
+    """Only a tensor the code shows on a device: host buffers are usually filled from host data."""
+    return Confidence.HIGH if value.place is Place.DEVICE else None
+
+
 def _is_python_number(expr: cst.BaseExpression, ctx: RuleContext) -> bool:
     if isinstance(expr, cst.UnaryOperation):
         expr = expr.expression
@@ -82,7 +87,7 @@ class DeviceDataIntoHostTensor(Rule):
         if not isinstance(data, (cst.List, cst.Tuple)):
             return
         best = max(
-            (c for el in data.elements if (c := _device_confidence(ctx.inference.infer(el.value))) is not None),
+            (c for el in data.elements if (c := _known_device(ctx.inference.infer(el.value))) is not None),
             default=None,
         )
         if best is None:
@@ -102,7 +107,7 @@ class DeviceDataIntoHostTensor(Rule):
         if ctx.inference.infer(func.value).place is not Place.HOST_TENSOR:
             return
         source = positional(node, 0) or keyword(node, "src")
-        confidence = _device_confidence(ctx.inference.infer(source)) if source is not None else None
+        confidence = _known_device(ctx.inference.infer(source)) if source is not None else None
         if confidence is None:
             return
         ctx.report(
@@ -116,7 +121,7 @@ class DeviceDataIntoHostTensor(Rule):
     def visit_Assign(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Assign):
             return
-        confidence = _device_confidence(ctx.inference.infer(node.value))
+        confidence = _known_device(ctx.inference.infer(node.value))
         if confidence is None:
             return
         for target in node.targets:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from syncllint.analysis.values import Place
 from syncllint.checks.base import FixProposal, Rule, RuleContext
-from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence
+from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence, tensor_argument_confidence
 from syncllint.diagnostics import Applicability, Confidence
 
 
@@ -71,7 +71,9 @@ class NonzeroShape(Rule):
         if call is None:
             return
         # Only ``torch.where(cond)``: the three-argument form is elementwise (measured no sync).
-        if call.name == "where" and (call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None):
+        if call.name == "where" and (
+            call.is_method or len(call.node.args) != 1 or call.node.args[0].keyword is not None or call.node.args[0].star
+        ):
             return
         confidence = operand_confidence(call, ctx, lookalike_method=call.name == "nonzero")
         if confidence is None:
@@ -177,7 +179,7 @@ class RepeatInterleaveTensorRepeats(Rule):
             return
         else:
             value = ctx.inference.infer(repeats)
-            if value.place not in (Place.DEVICE, Place.TENSOR):
+            if tensor_argument_confidence(value) is None:
                 return  # Python int repeats do not sync (measured); an unknown is most likely an int
             if call.operand is None or ctx.inference.infer(call.operand).is_host:
                 return

@@ -117,10 +117,14 @@ def operand_confidence(
 
 
 def tensor_argument_confidence(value: Value) -> Confidence | None:
-    """For an argument torch reads as a Python number: a device tensor syncs, a host one does not."""
+    """For an argument torch reads as a Python number: a device tensor syncs, a host one does not.
+
+    A tensor only by convention (an unannotated ``forward`` parameter, marked ``assumed`` where
+    inference marks it) is too weak here: sizes and counts are usually ints.
+    """
     if value.place is Place.DEVICE:
         return Confidence.HIGH
-    if value.place is Place.TENSOR:
+    if value.place is Place.TENSOR and not getattr(value, "assumed", False):
         return Confidence.MEDIUM
     return None
 
