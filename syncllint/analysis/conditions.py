@@ -36,8 +36,12 @@ def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 
 def value_confidence(value: Value) -> Confidence | None:
     """A tensor that may be on a device, as a confidence; None for anything else."""
+    if value.assumed:
+        # A tensor by convention only (``n_gpu``, an unannotated ``forward`` argument): shown
+        # only with ``--min-confidence low``.
+        return Confidence.LOW if value.place in (Place.DEVICE, Place.TENSOR) else None
     if value.place is Place.DEVICE:
-        return Confidence.MEDIUM if value.assumed else Confidence.HIGH  # ``*_gpu`` by name only
+        return Confidence.HIGH
     if value.place is Place.TENSOR:
         return Confidence.MEDIUM
     return None

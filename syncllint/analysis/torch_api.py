@@ -104,3 +104,15 @@ DEVICE_SYNCHRONIZE = frozenset(
 )
 # ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
 HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")
+# Methods that only tensors have: calling one on a name is evidence that it is a tensor.
+KNOWN_TENSOR_METHODS = (
+    SAME_PLACE_BOOL_METHODS
+    | SAME_PLACE_INT_METHODS
+    | SAME_PLACE_FLOAT_METHODS
+    | REDUCTIONS_TO_0D
+    | frozenset(
+        "abs add sub mul div neg exp log sqrt pow clamp clamp_ softmax log_softmax sigmoid "
+        "relu tanh cumsum cumprod sort topk matmul bmm view reshape flatten squeeze unsqueeze "
+        "transpose permute contiguous clone detach masked_fill gather index_select sign".split()
+    )
+)
