@@ -129,3 +129,27 @@ def test_unknown_methods_of_convention_only_tensors_stay_weak() -> None:
         "        return hidden_states\n"
     )
     assert _codes(body) == ["SYNC502"]
+
+
+def test_math_functions_and_loaded_objects_are_not_tensor_tests() -> None:
+    body = (
+        "import math\n"
+        "def score(temperature: float, path: str, value):\n"
+        "    if not math.isfinite(temperature) or math.isnan(value):\n"
+        "        pass\n"
+        "    saved = torch.load(path, weights_only=True)\n"
+        "    token = int(saved['mask_token_id'])\n"
+        "    if saved.get('per_position'):\n"
+        "        pass\n"
+        "    return token\n"
+    )
+    assert _codes(body) == []
+
+
+def test_and_of_a_torch_all_is_a_tensor_test() -> None:
+    body = (
+        "def can_run(encoder_lens: torch.Tensor, is_encoder_decoder: bool, bs_ok: bool) -> bool:\n"
+        "    lens_ok = torch.all(encoder_lens > 0) if is_encoder_decoder else True\n"
+        "    return bs_ok and lens_ok and True\n"
+    )
+    assert _codes(body) == ["SYNC502"]

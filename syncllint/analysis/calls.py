@@ -180,6 +180,8 @@ class CallInference:
             return EVENT
         if qualified in api.TORCH_PYTHON_RESULT_FUNCTIONS:
             return PYTHON_SCALAR
+        if qualified in api.TORCH_ANY_RESULT_FUNCTIONS:
+            return UNKNOWN
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
         if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
