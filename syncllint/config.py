@@ -13,7 +13,7 @@ from syncllint.diagnostics import Confidence
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
 class ConfigError(Exception):
@@ -27,6 +27,8 @@ DEFAULT_EXCLUDE = (
     "site-packages", "venv", ".syncllint_cache",
 )
 DEFAULT_HOT_PATHS = ("forward", "__call__", "*step*", "sample*", "*_sample*", "decode*", "*_decode*", "execute*", "*_execute*")
+
+DEFAULT_HOST_MODULES = ("*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py")
 
 PRESETS: dict[str, dict[str, Any]] = {
     "vllm": {
@@ -53,6 +55,8 @@ class Settings:
     device_suffixes: tuple[str, ...] = ("_gpu", "_cuda", "_dev")
     min_confidence: Confidence = Confidence.MEDIUM
     hot_path_functions: tuple[str, ...] = DEFAULT_HOT_PATHS
+    # Paths of CPU-backend code, where a tensor of unknown device is a host tensor.
+    host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
     preset: str | None = None
     h2d_helper: str | None = None
     # Where the settings came from; relative patterns resolve against it.
@@ -70,6 +74,7 @@ _LIST_KEYS = {
     "host-suffixes": "host_suffixes",
     "device-suffixes": "device_suffixes",
     "hot-path-functions": "hot_path_functions",
+    "host-modules": "host_modules",
 }
 _KNOWN_KEYS = set(_LIST_KEYS) | {
     "per-file-ignores", "respect-gitignore", "min-confidence", "preset", "h2d-helper",

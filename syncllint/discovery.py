@@ -47,7 +47,7 @@ class _GitIgnores:
     """The .gitignore files seen on the way down, each applying to its own folder."""
 
     def __init__(self) -> None:
-        self._specs: dict[Path, pathspec.PathSpec] = {}
+        self._specs: dict[Path, pathspec.GitIgnoreSpec] = {}
 
     def load(self, folder: Path) -> None:
         ignore_file = folder / ".gitignore"

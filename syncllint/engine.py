@@ -6,7 +6,7 @@ import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePath
+from pathlib import Path
 
 import libcst as cst
 
@@ -56,7 +56,7 @@ def rule_set_for(select: tuple[str, ...] | None, extend_select: tuple[str, ...],
 def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
     if not settings.per_file_ignores:
         return ()
-    path = PurePath(filename)
+    path = Path(filename)
     try:
         relative = path.resolve().relative_to(settings.project_root).as_posix()
     except (ValueError, OSError):
@@ -95,14 +95,20 @@ def lint_source(source: str, filename: str, settings: Settings) -> FileResult:
     rule_set = rule_set_for(select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    walker = _walk(module, rule_set, settings)
+    walker = _walk(module, rule_set, settings, is_host_module(filename, settings))
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:
         return FileResult(filename, ())
     return FileResult(filename, _to_diagnostics(module, source, filename, findings, settings))
 
 
-def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings) -> BatchedWalker:
+def is_host_module(filename: str, settings: Settings) -> bool:
+    """Modules of a CPU backend, by path: their tensors of unknown device live on the host."""
+    posix = Path(filename).as_posix()
+    return any(fnmatch.fnmatch(posix, pattern) for pattern in settings.host_modules)
+
+
+def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, host_module: bool) -> BatchedWalker:
     imports = ImportMap()
     # A cheap read of the top-level imports first, so names used before a late import resolve.
     for statement in module.body:
@@ -119,6 +125,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings) -> BatchedW
         settings.hot_path_functions,
         module_imports_torch=imports.imports_module("torch"),
         module_imports_numpy=imports.imports_module("numpy"),
+        host_module=host_module,
     )
     module.visit(walker)
     return walker

@@ -48,6 +48,7 @@ class BatchedWalker(cst.CSTVisitor):
         hot_path_functions: tuple[str, ...],
         module_imports_torch: bool,
         module_imports_numpy: bool,
+        host_module: bool = False,
     ) -> None:
         super().__init__()
         self._dispatch = dispatch
@@ -55,6 +56,7 @@ class BatchedWalker(cst.CSTVisitor):
         self.inference = inference
         self.module_imports_torch = module_imports_torch
         self.module_imports_numpy = module_imports_numpy
+        self.host_module = host_module
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
         self._hot_patterns = hot_path_functions
@@ -83,6 +85,9 @@ class BatchedWalker(cst.CSTVisitor):
         frame = self._frames[-1]
         if frame[0] > 0:
             return
+        if self.host_module and confidence is Confidence.MEDIUM:
+            # CPU-backend modules (``cpu_attn.py``, ``ops/cpu/``): unknown tensors live on the host.
+            confidence = Confidence.LOW
         statement = self._statements[-1] if self._statements else None
         self.findings.append(
             RawFinding(rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix)

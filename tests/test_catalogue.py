@@ -48,3 +48,13 @@ def test_flag_example_is_flagged(code: str, source: str) -> None:
 def test_ok_example_is_clean(code: str, source: str) -> None:
     found = [(d.code, d.start.row) for d in lint_source(source, "example.py", ALL_ON).diagnostics]
     assert found == [], f"must-not-flag example of {code} flagged: {found}"
+
+
+def test_readme_rule_table_lists_every_rule() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("RULE_TABLE_START", 1)[1].split("RULE_TABLE_END", 1)[0]
+    listed = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| SYNC")]
+    expected = ["SYNC001"] + [r.code for r in all_rules()]
+    assert listed == expected

@@ -83,11 +83,22 @@ class DeviceInference(CallInference, PendingCopies):
         return self._scopes[-1].default_device
 
     # -- binding ----------------------------------------------------------------------------
+    def _refine_by_name(self, name: str, value: Value) -> Value:
+        """A host/device suffix beats a vague value: ``x_cpu: torch.Tensor`` is a host tensor."""
+        if value.place in (Place.TENSOR, Place.UNKNOWN):
+            named = self._suffix_value(name)
+            if named is not None:
+                # A device suffix on a value the code shows is a tensor is more than a name.
+                assumed = named.assumed and not (value.is_tensor and not value.assumed)
+                return Value(named.place, value.dtype, value.zero_dim, assumed=assumed)
+        return value
+
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         self._mark_pending(target, False)
         if isinstance(target, cst.Name):
-            self._scopes[-1].names[target.value] = value
+            self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
+            value = self._refine_by_name(target.attr.value, value)
             key = dotted_name(target)
             if key is not None and key.startswith("self.") and self._class_attrs:
                 self._class_attrs[-1][key] = value
@@ -118,14 +129,11 @@ class DeviceInference(CallInference, PendingCopies):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = self._annotation_value(param.annotation) if param.annotation else None
-            if value is None or value.place is Place.TENSOR:
-                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
-                value = self._suffix_value(name) or value
             if value is None and isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString)):
                 value = PYTHON_SCALAR
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
-            self._scopes[-1].names[name] = value
+            self._scopes[-1].names[name] = self._refine_by_name(name, value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self._scopes[-1].names[star.name.value] = PYTHON
@@ -149,9 +157,10 @@ class DeviceInference(CallInference, PendingCopies):
             return values.pop() if len(values) == 1 else None
         if isinstance(node, cst.SimpleString):
             return None
-        name = self.imports.qualify(node)
-        if name is None:
+        qualified = self.imports.qualify(node)
+        if qualified is None:
             return None
+        name = qualified
         if name in api.TENSOR_ANNOTATIONS:
             return TENSOR
         if name in api.NUMPY_ANNOTATIONS:
@@ -161,12 +170,17 @@ class DeviceInference(CallInference, PendingCopies):
         return None
 
     # -- lookups ----------------------------------------------------------------------------
-    def _suffix_value(self, name: str) -> Value | None:
+    def _suffix_value(self, name: str, attribute: bool = False) -> Value | None:
         leaf = name.rsplit(".", 1)[-1]
         if leaf.endswith(self._host_suffixes):
             return NUMPY if leaf.endswith("_np") else HOST_TENSOR
         if leaf.endswith(self._device_suffixes):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
+            return SUFFIX_DEVICE_TENSOR
+        # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
+        if attribute and "_" + leaf in self._host_suffixes:
+            return NUMPY if leaf == "np" else HOST_TENSOR
+        if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return SUFFIX_DEVICE_TENSOR
         return None
 
@@ -191,7 +205,11 @@ class DeviceInference(CallInference, PendingCopies):
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return PYTHON_SCALAR
-            return self.lookup(node.value) or self._suffix_value(node.value) or UNKNOWN
+            found = self.lookup(node.value)
+            if found is None or found.place is Place.UNKNOWN:
+                # The name says more than an opaque call result does.
+                return self._suffix_value(node.value) or found or UNKNOWN
+            return found
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -230,7 +248,7 @@ class DeviceInference(CallInference, PendingCopies):
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)
-            if found is not None:
+            if found is not None and found.place is not Place.UNKNOWN:
                 return found
         attr = node.attr.value
         if attr in api.METADATA_ATTRS:
@@ -245,7 +263,7 @@ class DeviceInference(CallInference, PendingCopies):
             owner = self.infer(node.value)
             if owner.is_tensor or owner.place == Place.NUMPY:
                 return owner
-        return self._suffix_value(attr) or UNKNOWN
+        return self._suffix_value(attr, attribute=True) or UNKNOWN
 
     def _infer_subscript(self, node: cst.Subscript) -> Value:
         base = node.value

@@ -38,7 +38,7 @@ class _TargetedState(PositionProvidingCodegenState):
         try:
             yield
         finally:
-            computed = self.provider._computed  # type: ignore[attr-defined]
+            computed: dict[cst.CSTNode, CodeRange] = self.provider._computed  # type: ignore[assignment]
             if start_node is not None and start_node in computed:
                 start = computed[start_node].start
             end = CodePosition(self.line, self.column)

@@ -31,7 +31,7 @@ def mask_confidence(node: cst.Subscript, ctx: RuleContext) -> Confidence | None:
         if mask.is_tensor and mask.dtype is DType.BOOL:
             high = target.place is Place.DEVICE or mask.place is Place.DEVICE
             confidence = Confidence.HIGH if high and target.place is not Place.UNKNOWN else Confidence.MEDIUM
-        elif mask.dtype is DType.UNKNOWN and _looks_like_mask_name(index) and mask.place is not Place.PYTHON:
+        elif mask.dtype is DType.UNKNOWN and _looks_like_mask_name(index):
             confidence = Confidence.MEDIUM if target.place is Place.DEVICE else Confidence.LOW
         else:
             continue
