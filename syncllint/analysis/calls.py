@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -52,6 +53,18 @@ def positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
 
 def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _is_python_scalar(node: cst.BaseExpression | None, infer: Callable[[cst.BaseExpression], Value]) -> bool:
+    """A number literal, or a name known to hold a Python number (not a list: ``torch.tensor(ids)``)."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return True
+    if node is None or not isinstance(node, (cst.Name, cst.Attribute)):
+        return False
+    value = infer(node)
+    return value.place is Place.PYTHON and value.zero_dim
 
 
 class CallInference:
@@ -168,6 +181,8 @@ class CallInference:
             return EVENT
         if qualified in api.TORCH_PYTHON_RESULT_FUNCTIONS:
             return PYTHON_SCALAR
+        if qualified in api.TORCH_ANY_RESULT_FUNCTIONS:
+            return UNKNOWN
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
         if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
@@ -252,7 +267,10 @@ class CallInference:
         else:
             dtype = owner.dtype
         zero_dim = method in api.REDUCTIONS_TO_0D and not call.args
-        return Value(owner.place, dtype, zero_dim)
+        # On a tensor by convention only, an unknown method (``past.get_seq_length()``) says
+        # nothing more; a tensor method (``x.any()``) confirms it is a tensor.
+        known = method in api.KNOWN_TENSOR_METHODS
+        return Value(owner.place, dtype, zero_dim, assumed=owner.assumed and not known)
 
     def _infer_to(self, owner: Value, call: cst.Call) -> Value:
         target = keyword(call, "device")

@@ -18,7 +18,7 @@ from syncllint.diagnostics import Confidence
 
 # Tensor methods whose result is a 0-d bool tensor: ``if mask.any():`` tests a tensor even when
 # the inference does not know ``mask``.
-_BOOL_REDUCTIONS = frozenset(("any", "all", "isnan", "isinf", "isfinite", "is_nonzero"))
+_BOOL_REDUCTIONS = frozenset(("any", "all"))
 
 
 def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -36,8 +36,12 @@ def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 
 def value_confidence(value: Value) -> Confidence | None:
     """A tensor that may be on a device, as a confidence; None for anything else."""
+    if value.assumed:
+        # A tensor by convention only (``n_gpu``, an unannotated ``forward`` argument): shown
+        # only with ``--min-confidence low``.
+        return Confidence.LOW if value.place in (Place.DEVICE, Place.TENSOR) else None
     if value.place is Place.DEVICE:
-        return Confidence.MEDIUM if value.assumed else Confidence.HIGH  # ``*_gpu`` by name only
+        return Confidence.HIGH
     if value.place is Place.TENSOR:
         return Confidence.MEDIUM
     return None
@@ -60,7 +64,17 @@ def truth_confidence(
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value in _BOOL_REDUCTIONS
-        and not (isinstance(expr.func.value, cst.Name) and expr.func.value.value in ("self", "cls"))
+        and not _is_module_or_self(expr.func.value, inference)
     ):
         return Confidence.LOW if imports_numpy else Confidence.MEDIUM
     return None
+
+
+def _is_module_or_self(receiver: cst.BaseExpression, inference: DeviceInference) -> bool:
+    """``self.all()``, ``np.any(...)``-like module functions: not a tensor method."""
+    head = receiver
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name):
+        return False
+    return head.value in ("self", "cls") or inference.imports.is_imported(head.value)

@@ -15,6 +15,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     DEVICE_TENSOR,
@@ -31,30 +32,23 @@ from syncllint.analysis.values import (
     combine_operands,
     join,
 )
-from syncllint.analysis.waits import (
-    async_copy_destination,
-    completes_queued_work,
-    is_async_copy_to_host,
-)
 
 
 @dataclass
 class _Scope:
     names: dict[str, Value] = field(default_factory=dict)
     default_device: DeviceLiteral | None = None
-    # Names filled by a ``non_blocking`` device->host copy that no host wait has completed yet.
-    pending: set[str] = field(default_factory=set)
-    pending_at_block_entry: list[set[str]] = field(default_factory=list)
     is_class: bool = False
 
 
-class DeviceInference(CallInference):
+class DeviceInference(CallInference, PendingCopies):
     def __init__(
         self,
         imports: ImportMap,
         host_suffixes: tuple[str, ...],
         device_suffixes: tuple[str, ...],
     ) -> None:
+        PendingCopies.__init__(self)
         self.imports = imports
         self._host_suffixes = host_suffixes
         self._device_suffixes = device_suffixes
@@ -65,9 +59,11 @@ class DeviceInference(CallInference):
     # -- scopes -----------------------------------------------------------------------------
     def enter_function(self) -> None:
         self._scopes.append(_Scope(default_device=self._scopes[-1].default_device))
+        self._enter_pending_scope()
 
     def exit_function(self) -> None:
         self._scopes.pop()
+        self._exit_pending_scope()
 
     def enter_class(self) -> None:
         self._class_attrs.append({})
@@ -92,13 +88,13 @@ class DeviceInference(CallInference):
         if value.place in (Place.TENSOR, Place.UNKNOWN):
             named = self._suffix_value(name)
             if named is not None:
-                return Value(named.place, value.dtype, value.zero_dim)
+                # A device suffix on a value the code shows is a tensor is more than a name.
+                assumed = named.assumed and not (value.is_tensor and not value.assumed)
+                return Value(named.place, value.dtype, value.zero_dim, assumed=assumed)
         return value
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
-        key = dotted_name(target)
-        if key is not None:
-            self._scopes[-1].pending.discard(key)
+        self._mark_pending(target, False)
         if isinstance(target, cst.Name):
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
@@ -125,9 +121,8 @@ class DeviceInference(CallInference):
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
             self.bind(target, self._module_state(target, value, self.infer(value)))
-            key = dotted_name(target)
-            if key is not None and pending:
-                self._scopes[-1].pending.add(key)
+            if pending:
+                self._mark_pending(target, True)
 
     def _module_state(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
         """``self.w = torch.zeros(n)`` in a class: module state follows the module to its device
@@ -144,38 +139,6 @@ class DeviceInference(CallInference):
         ):
             return Value(Place.TENSOR, value.dtype, value.zero_dim)
         return value
-
-    # -- asynchronous copies ----------------------------------------------------------------
-    def is_pending(self, expr: cst.BaseExpression) -> bool:
-        """Whether ``expr`` is host data that an unfinished asynchronous copy is still writing."""
-        if is_async_copy_to_host(expr, self):
-            return True
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
-            return self.is_pending(expr.func.value)  # a numpy view of the same memory
-        key = dotted_name(expr)
-        return key is not None and key in self._scopes[-1].pending
-
-    def enter_block(self) -> None:
-        scope = self._scopes[-1]
-        scope.pending_at_block_entry.append(set(scope.pending))
-
-    def leave_block(self, ends_flow: bool) -> None:
-        """A block that ends in ``return`` / ``raise`` / ``break`` / ``continue`` does not fall
-        through: what it started or waited for does not reach the code after it."""
-        scope = self._scopes[-1]
-        before = scope.pending_at_block_entry.pop() if scope.pending_at_block_entry else set()
-        if ends_flow:
-            scope.pending = before
-
-    def note_call(self, call: cst.Call) -> None:
-        """Effects of a finished call on pending copies: a host wait completes them all."""
-        if completes_queued_work(call, self):
-            self._scopes[-1].pending.clear()
-            return
-        destination = async_copy_destination(call, self)
-        key = dotted_name(destination) if destination is not None else None
-        if key is not None:
-            self._scopes[-1].pending.add(key)
 
     def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
         """Bind a function's parameters from annotations, names and the kind of function."""

@@ -69,6 +69,7 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "is_tensor is_floating_point is_complex numel is_grad_enabled is_inference_mode_enabled "
         "get_default_dtype get_default_device device dtype Size finfo iinfo manual_seed "
         "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
+        "save compile jit.script jit.trace no_grad inference_mode enable_grad "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
         "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties"
     ).split()
@@ -127,3 +128,17 @@ DEVICE_SYNCHRONIZE = frozenset(
 )
 # ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
 HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")
+# Methods that only tensors have: calling one on a name is evidence that it is a tensor.
+KNOWN_TENSOR_METHODS = (
+    SAME_PLACE_BOOL_METHODS
+    | SAME_PLACE_INT_METHODS
+    | SAME_PLACE_FLOAT_METHODS
+    | REDUCTIONS_TO_0D
+    | frozenset(
+        "abs add sub mul div neg exp log sqrt pow clamp clamp_ softmax log_softmax sigmoid "
+        "relu tanh cumsum cumprod sort topk matmul bmm view reshape flatten squeeze unsqueeze "
+        "transpose permute contiguous clone detach masked_fill gather index_select sign".split()
+    )
+)
+# Calls whose result can be anything (a dict, a module, a tensor): their place is unknown.
+TORCH_ANY_RESULT_FUNCTIONS = frozenset(("torch.load", "torch.jit.load", "torch.hub.load"))

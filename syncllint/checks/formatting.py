@@ -25,6 +25,16 @@ def _is_logger(receiver: cst.BaseExpression) -> bool:
     return name == "logging" or "log" in name
 
 
+def _subtree_ids(node: cst.CSTNode) -> set[int]:
+    found: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.add(id(current))
+        stack.extend(current.children)
+    return found
+
+
 def _is_text(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
@@ -36,9 +46,27 @@ class TensorToText(Rule):
     family = "implicit conversions"
     summary = "`str(t)`, `repr(t)`, `print(t)`, f-strings, `format`, `%` and logging of a device tensor"
 
+    def __init__(self) -> None:
+        # Nodes of ``raise`` statements and ``assert`` messages: formatted only on the way to an
+        # error, so not a cost of the normal path (reported with low confidence).
+        self._error_path: set[int] = set()
+
+    def visit_Module(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        self._error_path.clear()  # one rule object serves every file
+
+    def visit_Raise(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if isinstance(node, cst.Raise) and node.exc is not None:
+            self._error_path.update(_subtree_ids(node.exc))
+
+    def visit_Assert(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        if isinstance(node, cst.Assert) and node.msg is not None:
+            self._error_path.update(_subtree_ids(node.msg))
+
     def _check(self, expr: cst.BaseExpression, ctx: RuleContext, cap: Confidence = Confidence.HIGH) -> None:
         confidence = value_confidence(ctx.inference.infer(expr))
         if confidence is not None:
+            if id(expr) in self._error_path:
+                cap = Confidence.LOW
             ctx.report(self, expr, _MESSAGE, min(confidence, cap))
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:

@@ -6,7 +6,12 @@ import libcst as cst
 
 from syncllint.analysis.values import Place
 from syncllint.checks.base import FixProposal, Rule, RuleContext
-from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence, tensor_argument_confidence
+from syncllint.checks.torch_calls import (
+    TorchCall,
+    match_torch_call,
+    operand_confidence,
+    tensor_argument_confidence,
+)
 from syncllint.diagnostics import Applicability, Confidence
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
-from functools import cache
 import os
 from collections.abc import Callable
+from functools import cache
 from types import TracebackType
 from typing import Any, TypeVar
 

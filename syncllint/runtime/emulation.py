@@ -19,6 +19,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from syncllint.runtime import emulation_rules as rules
 from syncllint.runtime.context import INTERNAL, ActiveCheck, current_check
+from syncllint.runtime.emulation_cuda import CUDA_FAKES, report
+from syncllint.runtime.emulation_cuda import emulating as _emulating
 from syncllint.runtime.emulation_tensors import (
     PINNED,
     is_device,
@@ -28,8 +30,6 @@ from syncllint.runtime.emulation_tensors import (
     untag,
 )
 from syncllint.runtime.events import D2H, RACE
-from syncllint.runtime.emulation_cuda import CUDA_FAKES, report
-from syncllint.runtime.emulation_cuda import emulating as _emulating
 
 _NUMPY_ERROR = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 # Reading metadata of a tensor whose copy is still in flight is fine; reading its values is not.

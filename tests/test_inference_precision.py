@@ -1,0 +1,155 @@
+"""Device-inference refinements that keep look-alikes out of every rule."""
+
+from __future__ import annotations
+
+from tests.conftest import codes
+
+HEADER = "import numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n"
+
+
+def _codes(body: str) -> list[str]:
+    return codes(HEADER + body)
+
+
+def test_triton_kernels_are_device_code() -> None:
+    body = (
+        "@triton.jit\n"
+        "def kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    v = tl.load(x_ptr).to(tl.int64)\n"
+        "    if v <= 0:\n"
+        "        return\n"
+        "    w = tl.load(x_ptr + 1).to(tl.float32)\n"
+        "    if w > 0 and v > 1:\n"
+        "        tl.store(x_ptr, w)\n"
+    )
+    assert _codes(body) == []
+
+
+def test_reexported_triton_decorators_count_too() -> None:
+    body = (
+        "from vllm.triton_utils import tl as vtl, triton as vtriton\n"
+        "@vtriton.autotune(configs=[], key=['n'])\n"
+        "@vtriton.jit\n"
+        "def kernel(x_ptr, n):\n"
+        "    v = vtl.load(x_ptr).to(vtl.int64)\n"
+        "    if v <= 0:\n"
+        "        return\n"
+    )
+    assert _codes(body) == []
+
+
+def test_host_code_next_to_a_kernel_is_still_checked() -> None:
+    body = (
+        "@triton.jit\n"
+        "def kernel(x_ptr):\n"
+        "    pass\n"
+        "def launch(x: torch.Tensor) -> None:\n"
+        "    if x.to(torch.int64).any():\n"
+        "        kernel[(1,)](x)\n"
+    )
+    assert _codes(body) == ["SYNC502"]
+
+
+def test_host_suffix_refines_a_tensor_annotation() -> None:
+    body = "def fits(qo_indptr_cpu: torch.Tensor) -> int:\n    return int(qo_indptr_cpu.max()) + qo_indptr_cpu[0].item()\n"
+    assert _codes(body) == []
+
+
+def test_suffix_only_device_names_are_not_conditions() -> None:
+    body = (
+        "def f(is_ngram_gpu, total_flops_per_gpu, x_gpu):\n"
+        "    if is_ngram_gpu and total_flops_per_gpu > 0:\n"
+        "        pass\n"
+        "    return x_gpu.item()\n"
+    )
+    assert _codes(body) == ["SYNC101"]
+
+
+def test_union_of_tensor_and_int_is_unknown() -> None:
+    body = "def fill(num_sampled: torch.Tensor | int, x: torch.Tensor | None) -> None:\n    k = max(num_sampled, 1)\n    m = max(x)\n"
+    assert _codes(body) == ["SYNC505"]
+
+
+def test_is_queries_and_torch_settings_are_host_values() -> None:
+    body = (
+        "def send(tensor: torch.Tensor) -> None:\n"
+        "    if not tensor.is_shared() and tensor.is_floating_point():\n"
+        "        tensor = tensor.share_memory_()\n"
+        "    n = min(torch.get_num_threads(), 4)\n"
+        "    if torch.is_grad_enabled() or torch.are_deterministic_algorithms_enabled():\n"
+        "        pass\n"
+    )
+    assert _codes(body) == []
+
+
+def test_builtin_over_host_values_stays_on_the_host() -> None:
+    body = (
+        "def f(num_computed_tokens_cpu, start: int):\n"
+        "    done = num_computed_tokens_cpu[0]\n"
+        "    prompt_part = max(0, start - done)\n"
+        "    rest = max(0, start - prompt_part)\n"
+        "    return rest\n"
+    )
+    assert _codes(body) == []
+
+
+def test_closures_see_the_enclosing_function_not_class_fields() -> None:
+    body = (
+        "class Output:\n"
+        "    counts: torch.Tensor\n"
+        "    def tolists(self):\n"
+        "        counts = self.counts.cpu().numpy()\n"
+        "        def support(row: int):\n"
+        "            if counts[row] <= 4:\n"
+        "                return counts[:row]\n"
+        "        return support\n"
+    )
+    assert _codes(body) == ["SYNC103"]
+
+
+def test_closures_still_see_enclosing_device_tensors() -> None:
+    body = (
+        "def outer():\n"
+        "    x = torch.randn(8, device='cuda')\n"
+        "    def inner():\n"
+        "        return float(x.sum())\n"
+        "    return inner\n"
+    )
+    assert _codes(body) == ["SYNC501"]
+
+
+def test_unknown_methods_of_convention_only_tensors_stay_weak() -> None:
+    body = (
+        "class Attention(torch.nn.Module):\n"
+        "    def forward(self, hidden_states, past_key_values=None, cache_position=None):\n"
+        "        if past_key_values is not None and past_key_values.get_seq_length() > 0:\n"
+        "            pass\n"
+        "        if hidden_states.isnan().any():\n"
+        "            pass\n"
+        "        return hidden_states\n"
+    )
+    assert _codes(body) == ["SYNC502"]
+
+
+def test_math_functions_and_loaded_objects_are_not_tensor_tests() -> None:
+    body = (
+        "import math\n"
+        "def score(temperature: float, path: str, value):\n"
+        "    if not math.isfinite(temperature) or math.isnan(value):\n"
+        "        pass\n"
+        "    saved = torch.load(path, weights_only=True)\n"
+        "    token = int(saved['mask_token_id'])\n"
+        "    if saved.get('per_position'):\n"
+        "        pass\n"
+        "    return token\n"
+    )
+    assert _codes(body) == []
+
+
+def test_and_of_a_torch_all_is_a_tensor_test() -> None:
+    body = (
+        "def can_run(encoder_lens: torch.Tensor, is_encoder_decoder: bool, bs_ok: bool) -> bool:\n"
+        "    lens_ok = torch.all(encoder_lens > 0) if is_encoder_decoder else True\n"
+        "    return bs_ok and lens_ok and True\n"
+    )
+    assert _codes(body) == ["SYNC502"]
