@@ -48,8 +48,7 @@ class TensorFromHostData(Rule):
             "pageable memory, so the host waits for the GPU; stage it in pinned memory and copy with "
             "`non_blocking=True` (or use the project's `async_tensor_h2d`)",
             confidence,
-            # Under a default device (``with torch.device("cuda")``) the staging tensor would not be on the host.
-            fix=None if ctx.inference.default_device else _staging_fix(node, staged_factory(node, qualified, ctx.h2d_helper)),
+            fix=_staging_fix(node, staged_factory(node, qualified, ctx.h2d_helper, _plain(data, ctx)), ctx),
         )
 
     def _is_host_data(self, data: cst.BaseExpression, ctx: RuleContext) -> bool:
@@ -79,15 +78,21 @@ class TensorFromHostData(Rule):
             "`.new_tensor(data)` copies host data to the receiver's device with a blocking copy, so the "
             "host waits for the GPU; stage it in pinned memory and copy with `non_blocking=True`",
             confidence,
-            fix=None
-            if ctx.inference.default_device
-            else _staging_fix(node, staged_new_tensor(node, func.value, ctx.imports, ctx.h2d_helper)),
+            fix=_staging_fix(
+                node, staged_new_tensor(node, func.value, ctx.imports, ctx.h2d_helper, _plain(data, ctx)), ctx
+            ),
         )
 
 
-def _staging_fix(node: cst.Call, built: tuple[cst.Call, Imports] | None) -> FixProposal | None:
+def _plain(data: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """Host data that is not a tensor (a list, a number, a numpy array)."""
+    return ctx.inference.infer(data).place in (Place.PYTHON, Place.NUMPY)
+
+
+def _staging_fix(node: cst.Call, built: tuple[cst.Call, Imports] | None, ctx: RuleContext) -> FixProposal | None:
     """Safe: the staging tensor is a fresh temporary nobody else can mutate while the copy is in flight."""
-    if built is None:
+    if built is None or ctx.inference.default_device is not None:
+        # Under a default device (``with torch.device("cuda")``) the staging tensor would not be on the host.
         return None
     replacement, imports = built
     message = "Stage in pinned memory and copy with `non_blocking=True`"
