@@ -72,7 +72,8 @@ class BlockingCopyToDevice(Rule):
             f"`.{method_name}(...)` of a host tensor is a blocking copy from pageable memory: the host waits for "
             "the GPU; copy from pinned memory with `non_blocking=True`",
             confidence,
-            fix=FixProposal(node, replacement, _applicability(fresh), _MESSAGE),
+            # A device we cannot see may be the CPU at run time, where pin_memory() raises without an accelerator.
+            fix=FixProposal(node, replacement, _applicability(fresh and confidence is Confidence.HIGH), _MESSAGE),
         )
 
     def _check_copy_into(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
