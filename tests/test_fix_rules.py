@@ -152,3 +152,7 @@ def test_staging_fixes_are_unsafe_when_the_device_may_be_the_cpu() -> None:
     assert "async_tensor_h2d(ids, device)" in _fixed(hidden, unsafe=False, settings=with_helper)
     moved = _one("def g(device: torch.device):\n    return torch.tensor([1]).to(device)\n", "SYNC202")
     assert moved.fix is not None and moved.fix.applicability is Applicability.UNSAFE
+
+
+def test_sync202_leaves_a_dtype_variable() -> None:
+    assert "SYNC202" not in codes(HEAD + "def g(dtype: torch.dtype):\n    return cpu.to(dtype)\n")
