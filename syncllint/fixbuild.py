@@ -41,8 +41,24 @@ def _tidy(args: Sequence[cst.Arg]) -> list[cst.Arg]:
 
 
 def without_keywords(call: cst.Call, names: Sequence[str]) -> cst.Call:
-    kept = [a for a in call.args if a.keyword is None or a.keyword.value not in names]
+    kept: list[cst.Arg] = []
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value in names:
+            if i == len(call.args) - 1 and kept:
+                # The last argument goes: the one before takes its comma (a trailing comma and newline).
+                kept[-1] = kept[-1].with_changes(comma=a.comma)
+            continue
+        kept.append(a)
     return call.with_changes(args=_tidy(kept))
+
+
+def replace_keyword(call: cst.Call, old: str, new: str, value: cst.BaseExpression) -> cst.Call:
+    """``old=...`` becomes ``new=value`` in the same slot, so a multi-line call keeps its layout."""
+    args = [
+        a.with_changes(keyword=cst.Name(new), value=value) if a.keyword is not None and a.keyword.value == old else a
+        for a in call.args
+    ]
+    return call.with_changes(args=args)
 
 
 def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
@@ -163,11 +179,13 @@ def staged_factory(
     dtype = _keyword(call, "dtype")
     if helper is not None and data_is_plain:
         return _helper_call(helper, data, device, dtype, layout=call)
-    host = without_keywords(call, ("device",))
-    if qualified == "torch.tensor":
-        host = with_keyword(host, "pin_memory", true())
+    last = call.args[-1]
+    if qualified == "torch.tensor" and last.keyword is not None and last.keyword.value == "device":
+        host = replace_keyword(call, "device", "pin_memory", true())  # same slot: a multi-line call keeps its layout
+    elif qualified == "torch.tensor":
+        host = with_keyword(without_keywords(call, ("device",)), "pin_memory", true())
     else:  # as_tensor / asarray take no pin_memory argument; pin the result instead
-        host = method(host, "pin_memory")
+        host = method(without_keywords(call, ("device",)), "pin_memory")
     return method(host, "to", [arg(device), kwarg("non_blocking", true())]), ()
 
 
