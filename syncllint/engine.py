@@ -215,7 +215,7 @@ def _to_diagnostics(
                 end=Location(span.end.line, span.end.column + 1),
                 confidence=finding.confidence,
                 severity=severity,
-                fix=build_fix(module, finding.fix, ranges, settings) if finding.fix else None,
+                fix=build_fix(module, finding.fix, ranges, settings, source) if finding.fix else None,
                 hot_path=finding.hot_path,
                 statement_rows=(first, last),
             )

@@ -41,8 +41,24 @@ def _tidy(args: Sequence[cst.Arg]) -> list[cst.Arg]:
 
 
 def without_keywords(call: cst.Call, names: Sequence[str]) -> cst.Call:
-    kept = [a for a in call.args if a.keyword is None or a.keyword.value not in names]
+    kept: list[cst.Arg] = []
+    for i, a in enumerate(call.args):
+        if a.keyword is not None and a.keyword.value in names:
+            if i == len(call.args) - 1 and kept:
+                # The last argument goes: the one before takes its comma (a trailing comma and newline).
+                kept[-1] = kept[-1].with_changes(comma=a.comma)
+            continue
+        kept.append(a)
     return call.with_changes(args=_tidy(kept))
+
+
+def replace_keyword(call: cst.Call, old: str, new: str, value: cst.BaseExpression) -> cst.Call:
+    """``old=...`` becomes ``new=value`` in the same slot, so a multi-line call keeps its layout."""
+    args = [
+        a.with_changes(keyword=cst.Name(new), value=value) if a.keyword is not None and a.keyword.value == old else a
+        for a in call.args
+    ]
+    return call.with_changes(args=args)
 
 
 def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
@@ -129,32 +145,52 @@ def _data(call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _helper_call(
-    helper: str, data: cst.BaseExpression, device: cst.BaseExpression, dtype: cst.BaseExpression | None
+    helper: str,
+    data: cst.BaseExpression,
+    device: cst.BaseExpression,
+    dtype: cst.BaseExpression | None,
+    layout: cst.Call | None = None,
 ) -> tuple[cst.Call, Imports]:
+    """``helper(data, device, dtype=t)``, laid out like ``layout`` (a multi-line call stays multi-line)."""
     module, name = split_helper(helper)
     args = [arg(data), arg(device)] + ([kwarg("dtype", dtype)] if dtype is not None else [])
-    return cst.Call(func=cst.Name(name), args=args), ((module, name),)
+    call = cst.Call(func=cst.Name(name), args=args)
+    if layout is not None and len(layout.args) == len(args):
+        # Same number of arguments: reuse the original commas (newlines, trailing comma) in order.
+        args = [new.with_changes(comma=old.comma) for new, old in zip(args, layout.args)]
+        call = call.with_changes(
+            args=args, whitespace_before_args=layout.whitespace_before_args, rpar=layout.rpar, lpar=layout.lpar
+        )
+    return call, ((module, name),)
 
 
-def staged_factory(call: cst.Call, qualified: str, helper: str | None) -> tuple[cst.Call, Imports] | None:
+def staged_factory(
+    call: cst.Call, qualified: str, helper: str | None, data_is_plain: bool
+) -> tuple[cst.Call, Imports] | None:
     """``torch.tensor(data, device=d, dtype=t)`` -> pinned staging plus ``.to(d, non_blocking=True)``
-    (or the project's helper); None when the call passes something the rewrite cannot carry."""
+    (or the project's helper); None when the call passes something the rewrite cannot carry.
+
+    The helper is used only for plain host data (lists, numbers, numpy arrays): given a tensor that
+    is already pinned, vLLM's ``async_tensor_h2d`` copies from it without staging, so later host
+    writes to it could race the copy. ``torch.tensor(..., pin_memory=True)`` always copies."""
     device, data = _keyword(call, "device"), _data(call)
     if device is None or data is None or not _only_keywords(call, ("data", "dtype", "device")):
         return None
     dtype = _keyword(call, "dtype")
-    if helper is not None:
-        return _helper_call(helper, data, device, dtype)
-    host = without_keywords(call, ("device",))
-    if qualified == "torch.tensor":
-        host = with_keyword(host, "pin_memory", true())
+    if helper is not None and data_is_plain:
+        return _helper_call(helper, data, device, dtype, layout=call)
+    last = call.args[-1]
+    if qualified == "torch.tensor" and last.keyword is not None and last.keyword.value == "device":
+        host = replace_keyword(call, "device", "pin_memory", true())  # same slot: a multi-line call keeps its layout
+    elif qualified == "torch.tensor":
+        host = with_keyword(without_keywords(call, ("device",)), "pin_memory", true())
     else:  # as_tensor / asarray take no pin_memory argument; pin the result instead
-        host = method(host, "pin_memory")
+        host = method(without_keywords(call, ("device",)), "pin_memory")
     return method(host, "to", [arg(device), kwarg("non_blocking", true())]), ()
 
 
 def staged_new_tensor(
-    call: cst.Call, receiver: cst.BaseExpression, imports: ImportMap, helper: str | None
+    call: cst.Call, receiver: cst.BaseExpression, imports: ImportMap, helper: str | None, data_is_plain: bool
 ) -> tuple[cst.Call, Imports] | None:
     """``x.new_tensor(data)`` -> pinned staging with x's dtype, copied to x's device."""
     data = _data(call)
@@ -162,7 +198,7 @@ def staged_new_tensor(
         return None
     dtype = _keyword(call, "dtype") or cst.Attribute(value=receiver, attr=cst.Name("dtype"))
     device = _keyword(call, "device") or cst.Attribute(value=receiver, attr=cst.Name("device"))
-    if helper is not None:
+    if helper is not None and data_is_plain:
         return _helper_call(helper, data, device, dtype)
     spelled = torch_module(imports)
     if spelled is None:

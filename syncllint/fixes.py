@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst._position import CodeRange
 
 from syncllint.analysis.imports import ImportMap
@@ -12,18 +13,43 @@ from syncllint.diagnostics import Edit, Fix, Location
 
 
 def build_fix(
-    module: cst.Module, proposal: FixProposal, ranges: dict[cst.CSTNode, CodeRange], settings: Settings
+    module: cst.Module,
+    proposal: FixProposal,
+    ranges: dict[cst.CSTNode, CodeRange],
+    settings: Settings,
+    source: str | None = None,
 ) -> Fix | None:
     span = ranges.get(proposal.target)
     if span is None:
         return None
-    content = module.code_for_node(proposal.replacement)
+    content = _code_at(module, proposal.replacement, _line_indent(source, span.start.line) if source else "")
     edit = Edit(
         content=content,
         start=Location(span.start.line, span.start.column + 1),
         end=Location(span.end.line, span.end.column + 1),
     )
     return Fix(proposal.applicability, proposal.message, (edit, *import_edits(module, proposal.imports)))
+
+
+def _line_indent(source: str, row: int) -> str:
+    """The leading whitespace of 1-based ``row``."""
+    start = 0
+    for _ in range(row - 1):
+        start = source.find("\n", start) + 1
+        if start == 0:
+            return ""
+    line = source[start : source.find("\n", start) if source.find("\n", start) >= 0 else len(source)]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _code_at(module: cst.Module, node: cst.CSTNode, indent: str) -> str:
+    """``node``'s code as it would be written at ``indent``: continuation lines inside brackets that
+    libcst indents relative to the block (``ParenthesizedWhitespace(indent=True)``) keep their place."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    if indent:
+        state.indent_tokens = [indent]
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def import_statement(module_name: str, name: str | None) -> str:

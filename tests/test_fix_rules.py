@@ -131,3 +131,28 @@ def test_sync401_fix_is_unsafe_and_uses_where() -> None:
     finding = _one("mask = x > 0\nx[mask] = x.min()", "SYNC401")
     assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
     assert _fixed("mask = x > 0\nx[mask] = x.min()\n") == "mask = x > 0\nx.copy_(torch.where(mask, x.min(), x))\n"
+
+
+def test_sync201_helper_keeps_a_multi_line_layout_and_skips_tensor_data() -> None:
+    settings = settings_from_mapping({"preset": "vllm", "select": ["ALL"]}, "test")
+    source = "t = torch.tensor(\n    [1, 2],\n    dtype=torch.int32,\n    device='cuda',\n)\n"
+    assert _fixed(source, settings=settings).endswith(
+        "t = async_tensor_h2d(\n    [1, 2],\n    'cuda',\n    dtype=torch.int32,\n)\n"
+    )
+    # A host tensor may already be pinned: the helper would copy from it without staging.
+    out = _fixed("u = torch.tensor(cpu, device='cuda')\n", settings=settings)
+    assert out.endswith("u = torch.tensor(cpu, pin_memory=True).to('cuda', non_blocking=True)\n")
+
+
+def test_staging_fixes_are_unsafe_when_the_device_may_be_the_cpu() -> None:
+    hidden = "def f(device: torch.device, ids: list[int]):\n    return torch.tensor(ids, device=device)\n"
+    finding = _one(hidden, "SYNC201")
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    with_helper = settings_from_mapping({"preset": "vllm", "select": ["ALL"]}, "test")
+    assert "async_tensor_h2d(ids, device)" in _fixed(hidden, unsafe=False, settings=with_helper)
+    moved = _one("def g(device: torch.device):\n    return torch.tensor([1]).to(device)\n", "SYNC202")
+    assert moved.fix is not None and moved.fix.applicability is Applicability.UNSAFE
+
+
+def test_sync202_leaves_a_dtype_variable() -> None:
+    assert "SYNC202" not in codes(HEAD + "def g(dtype: torch.dtype):\n    return cpu.to(dtype)\n")

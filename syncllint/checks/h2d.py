@@ -49,8 +49,12 @@ class TensorFromHostData(Rule):
             "pageable memory, so the host waits for the GPU; stage it in pinned memory and copy with "
             "`non_blocking=True` (or use the project's `async_tensor_h2d`)",
             confidence,
-            # Under a default device (``with torch.device("cuda")``) the staging tensor would not be on the host.
-            fix=None if ctx.inference.default_device else _staging_fix(node, staged_factory(node, qualified, ctx.h2d_helper)),
+            fix=_staging_fix(
+                node,
+                staged_factory(node, qualified, ctx.h2d_helper, _plain(data, ctx)),
+                ctx,
+                device_visible=ctx.inference.device_spec(device) is DeviceLiteral.ACCELERATOR,
+            ),
         )
 
     def _is_host_data(self, data: cst.BaseExpression, ctx: RuleContext) -> bool:
@@ -80,19 +84,35 @@ class TensorFromHostData(Rule):
             "`.new_tensor(data)` copies host data to the receiver's device with a blocking copy, so the "
             "host waits for the GPU; stage it in pinned memory and copy with `non_blocking=True`",
             confidence,
-            fix=None
-            if ctx.inference.default_device
-            else _staging_fix(node, staged_new_tensor(node, func.value, ctx.imports, ctx.h2d_helper)),
+            fix=_staging_fix(
+                node,
+                staged_new_tensor(node, func.value, ctx.imports, ctx.h2d_helper, _plain(data, ctx)),
+                ctx,
+                device_visible=confidence is Confidence.HIGH,
+            ),
         )
 
 
-def _staging_fix(node: cst.Call, built: tuple[cst.Call, Imports] | None) -> FixProposal | None:
-    """Safe: the staging tensor is a fresh temporary nobody else can mutate while the copy is in flight."""
-    if built is None:
+def _plain(data: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """Host data that is not a tensor (a list, a number, a numpy array)."""
+    return ctx.inference.infer(data).place in (Place.PYTHON, Place.NUMPY)
+
+
+def _staging_fix(
+    node: cst.Call, built: tuple[cst.Call, Imports] | None, ctx: RuleContext, *, device_visible: bool
+) -> FixProposal | None:
+    """Safe: the staging tensor is a fresh temporary nobody else can mutate while the copy is in flight.
+
+    Unsafe when the device is not visibly an accelerator: it may be the CPU at run time, and
+    ``pin_memory=True`` raises on a machine without one (the project's helper checks for that)."""
+    if built is None or ctx.inference.default_device is not None:
+        # Under a default device (``with torch.device("cuda")``) the staging tensor would not be on the host.
         return None
     replacement, imports = built
+    uses_helper = bool(ctx.h2d_helper) and any(name is not None for _, name in imports)
+    safe = device_visible or uses_helper
     message = "Stage in pinned memory and copy with `non_blocking=True`"
-    return FixProposal(node, replacement, Applicability.SAFE, message, imports)
+    return FixProposal(node, replacement, Applicability.SAFE if safe else Applicability.UNSAFE, message, imports)
 
 
 RULES = (TensorFromHostData,)

@@ -25,8 +25,10 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     spec = ctx.inference.device_spec(target)
     if spec is DeviceLiteral.ACCELERATOR:
         return Confidence.HIGH
-    if spec is DeviceLiteral.CPU or ctx.inference.infer(target).place is not Place.UNKNOWN:
-        return None  # the CPU, a tensor (``x.to(other)``), a string we cannot read
+    if spec is DeviceLiteral.CPU or ctx.inference.infer(target).place not in (Place.UNKNOWN, Place.PYTHON):
+        return None  # the CPU, a tensor (``x.to(other)``)
+    if isinstance(target, cst.SimpleString) or "dtype" in (ctx.qualify(target) or "").rsplit(".", 1)[-1]:
+        return None  # a string we cannot read, a dtype held in a variable
     return Confidence.MEDIUM  # ``.to(device)`` / ``.to(self.device)``: a device we cannot see
 
 
@@ -73,7 +75,8 @@ class BlockingCopyToDevice(Rule):
             f"`.{method_name}(...)` of a host tensor is a blocking copy from pageable memory: the host waits for "
             "the GPU; copy from pinned memory with `non_blocking=True`",
             confidence,
-            fix=FixProposal(node, replacement, _applicability(fresh), _MESSAGE),
+            # A device we cannot see may be the CPU at run time, where pin_memory() raises without an accelerator.
+            fix=FixProposal(node, replacement, _applicability(fresh and confidence is Confidence.HIGH), _MESSAGE),
         )
 
     def _check_copy_into(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
