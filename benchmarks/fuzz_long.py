@@ -19,12 +19,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import seed as fixed_seed  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as fixed_seed
+from hypothesis import strategies as st
 
-from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs  # noqa: E402
-from syncllint.notebook import lint_notebook  # noqa: E402
+from syncllint.notebook import lint_notebook
 
 
 def run(source: str, examples: int, seed: int) -> dict[str, object]:

@@ -9,7 +9,7 @@ import sys
 _cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ("", ".", _cwd)]
 
-from syncllint.cli import main  # noqa: E402
+from syncllint.cli import main
 
 if __name__ == "__main__":
     main()

@@ -251,7 +251,7 @@ def test_newest_syntax_libcst_supports() -> None:
 
 
 def test_a_bug_in_a_rule_is_an_internal_error_for_that_file_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import syncllint.runner as runner
+    from syncllint import runner
 
     (tmp_path / "a.py").write_text(SYNC)
     (tmp_path / "boom.py").write_text(SYNC)

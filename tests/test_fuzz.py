@@ -10,10 +10,10 @@ import importlib.util
 import json
 
 import pytest
+from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs
 from syncllint.notebook import lint_notebook
 
 FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)

@@ -105,9 +105,10 @@ def test_junit_without_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_junit_survives_control_characters_in_messages() -> None:
+    import io
+
     from syncllint.diagnostics import Confidence, Diagnostic, Location, Severity
     from syncllint.report.junit import render_junit
-    import io
 
     d = Diagnostic("SYNC001", "syntax-error", "bad \x00\x1b byte", "a.py", Location(1, 1), Location(1, 1),
                    Confidence.HIGH, Severity.ERROR)

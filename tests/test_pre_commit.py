@@ -74,7 +74,7 @@ def test_try_repo_fails_on_a_sync_and_passes_clean_code(tmp_path: Path) -> None:
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
     command = [sys.executable, "-m", "pre_commit", "try-repo", str(source), "syncllint"]
 
-    failing = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=600)
+    failing = subprocess.run(command, cwd=project, check=False, capture_output=True, text=True, env=env, timeout=600)
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "step.py:4:12: SYNC101" in failing.stdout
     assert "Failed" in failing.stdout
@@ -83,6 +83,6 @@ def test_try_repo_fails_on_a_sync_and_passes_clean_code(tmp_path: Path) -> None:
     (project / "step.py").unlink()
     (project / "clean.py").write_text("import torch\n\ndef step(x: torch.Tensor) -> torch.Tensor:\n    return x.sum()\n")
     _git(project, "add", "clean.py")
-    passing = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env, timeout=600)
+    passing = subprocess.run(command, cwd=project, check=False, capture_output=True, text=True, env=env, timeout=600)
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout

@@ -12,7 +12,12 @@ from urllib.parse import quote
 from syncllint import __version__
 from syncllint.catalogue import load_catalogue, page_url
 from syncllint.checks import all_rules
-from syncllint.diagnostics import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Diagnostic, Severity
+from syncllint.diagnostics import (
+    PARSE_ERROR_CODE,
+    PARSE_ERROR_NAME,
+    Diagnostic,
+    Severity,
+)
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 PROJECT_URL = "https://github.com/syncllint/syncllint"
