@@ -191,10 +191,14 @@ def test_unreadable_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     else:
         locked.chmod(0)
     try:
-        files = discover([str(tmp_path)], SETTINGS, False).files
+        found = discover([str(tmp_path)], SETTINGS, False)
+        result = CliRunner().invoke(cli, ["check", str(tmp_path), "--isolated", "-j", "1"])
     finally:
         locked.chmod(0o755)
-    assert [f.name for f in files] == ["open.py"]
+    assert [f.name for f in found.files] == ["open.py"]
+    assert [u.split(": ")[1] for u in found.unreadable] == ["Permission denied"]
+    assert result.exit_code == 1 and "open.py:2:5: SYNC101" in result.stdout
+    assert "warning: cannot read folder" in result.stderr and "locked" in result.stderr
 
 
 def test_files_that_vanish_during_a_run(tmp_path: Path) -> None:
