@@ -7,6 +7,7 @@ import stat
 import tokenize
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -86,9 +87,35 @@ def lint_files(paths: Iterable[Path], settings: Settings, jobs: int | None = Non
         # Interleave by size so no worker gets all the big files; small chunks keep stragglers short.
         by_size = sorted(names, key=_size, reverse=True)
         chunks = [by_size[i : i + 4] for i in range(0, len(by_size), 4)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = [r for chunk in pool.map(_lint_chunk, [(c, settings) for c in chunks]) for r in chunk]
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                results = [r for chunk in pool.map(_lint_chunk, [(c, settings) for c in chunks]) for r in chunk]
+        except BrokenProcessPool:
+            results = _lint_after_a_crash(chunks, settings)
     return sorted(results, key=lambda r: r.filename)
+
+
+def _lint_after_a_crash(chunks: list[list[str]], settings: Settings) -> list[FileResult]:
+    """A worker died (a native crash, e.g. in the parser): find the file, keep the rest.
+
+    Each chunk runs again in a pool of its own; only a chunk that crashes again is split into
+    one process per file, so the run costs little more than once over.
+    """
+    results: list[FileResult] = []
+    for chunk in chunks:
+        try:
+            with ProcessPoolExecutor(max_workers=1) as pool:
+                results.extend(pool.submit(_lint_chunk, (chunk, settings)).result())
+            continue
+        except BrokenProcessPool:
+            pass
+        for path in chunk:
+            try:
+                with ProcessPoolExecutor(max_workers=1) as pool:
+                    results.extend(pool.submit(_lint_chunk, ([path], settings)).result())
+            except BrokenProcessPool:
+                results.append(FileResult(path, (), internal_error="the worker process died while linting this file"))
+    return results
 
 
 def _size(path: str) -> int:

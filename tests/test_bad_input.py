@@ -271,3 +271,25 @@ def test_a_bug_in_a_rule_is_an_internal_error_for_that_file_only(tmp_path: Path,
     assert result.exit_code == 2
     assert "a.py:2:5: SYNC101" in result.stdout
     assert "internal error:" in result.stderr and "boom.py: KeyError" in result.stderr
+
+
+@pytest.mark.skipif(
+    __import__("multiprocessing").get_start_method() != "fork", reason="the crash is planted through fork inheritance"
+)
+def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from syncllint import runner
+
+    for i in range(20):
+        (tmp_path / f"m{i:02}.py").write_text(SYNC)
+    (tmp_path / "m05.py").write_text("CRASH = 1\n")
+    real = runner._lint_path
+
+    def crashing(path: str, settings: Settings):  # type: ignore[no-untyped-def]
+        if Path(path).read_text() == "CRASH = 1\n":
+            os._exit(139)  # what a segfault in native code looks like to the pool
+        return real(path, settings)
+
+    monkeypatch.setattr(runner, "_lint_path", crashing)  # inherited by the forked workers
+    results = lint_files(sorted(tmp_path.iterdir()), SETTINGS, jobs=2)
+    assert [Path(r.filename).name for r in results if r.internal_error] == ["m05.py"]
+    assert sum(1 for r in results if [d.code for d in r.diagnostics] == ["SYNC101"]) == 19
