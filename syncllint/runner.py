@@ -55,8 +55,6 @@ def _lint_path(path: str, settings: Settings) -> FileResult:
         data = Path(path).read_bytes()
     except OSError as err:
         return FileResult(path, (parse_error(path, f"cannot read file: {err.strerror or err}"),))
-    except RuntimeError as err:  # Python < 3.13 reports symlink loops this way
-        return FileResult(path, (parse_error(path, f"cannot read file: {err}"),))
     if path.endswith(NOTEBOOK_SUFFIX):
         return lint_notebook(data, path, settings)
     try:
