@@ -140,6 +140,8 @@ def check(
         found = discover(targets, settings, force_exclude)
         for missing in found.missing:
             _fail(f"{missing}: No such file or directory")
+        for folder in found.unreadable:
+            click.echo(f"syncllint: warning: cannot read folder {folder}", err=True)
         results = lint_files(
             found.files, settings, jobs, cache=_run_cache(settings, no_cache, cache_dir), progress=_progress(quiet)
         )

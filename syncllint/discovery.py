@@ -23,6 +23,7 @@ LINTABLE_SUFFIXES = (".py", ".pyi", ".ipynb")
 class Discovered:
     files: tuple[Path, ...]
     missing: tuple[str, ...]  # explicit paths that do not exist
+    unreadable: tuple[str, ...] = ()  # folders the walk could not list ("path: reason")
 
 
 def _matches_exclude(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
@@ -99,6 +100,7 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool) -> Disco
     files: list[Path] = []
     missing: list[str] = []
     seen: set[Path] = set()
+    unreadable: list[str] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -112,15 +114,17 @@ def discover(paths: list[str], settings: Settings, force_exclude: bool) -> Disco
                 seen.add(key)
                 files.append(path)
             continue
-        for found in _walk(path, root, excludes, settings.respect_gitignore):
+        for found in _walk(path, root, excludes, settings.respect_gitignore, unreadable):
             key = _identity(found)
             if key not in seen:
                 seen.add(key)
                 files.append(found)
-    return Discovered(tuple(files), tuple(missing))
+    return Discovered(tuple(files), tuple(missing), tuple(unreadable))
 
 
-def _walk(top: Path, root: Path, excludes: tuple[str, ...], respect_gitignore: bool) -> Iterator[Path]:
+def _walk(
+    top: Path, root: Path, excludes: tuple[str, ...], respect_gitignore: bool, unreadable: list[str]
+) -> Iterator[Path]:
     gitignores = _GitIgnores()
     if respect_gitignore:
         git_root = _git_root(top.resolve())
@@ -130,7 +134,9 @@ def _walk(top: Path, root: Path, excludes: tuple[str, ...], respect_gitignore: b
                 gitignores.load(folder)
                 if folder == git_root:
                     break
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=lambda err: None):
+    for dirpath, dirnames, filenames in os.walk(
+        top, followlinks=False, onerror=lambda err: unreadable.append(f"{err.filename}: {err.strerror or err}")
+    ):
         folder = Path(dirpath)
         resolved_folder = folder.resolve()
         if respect_gitignore:

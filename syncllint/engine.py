@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -94,7 +95,9 @@ def syntax_error(filename: str, source: str, err: cst.ParserSyntaxError) -> Diag
     """SYNC001 with CPython's message and position when CPython also rejects the file: they are
     more precise than libcst's (which often points past the error). Only runs on broken files."""
     try:
-        ast.parse(source, filename)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code are not ours to print
+            ast.parse(source, filename)
     except SyntaxError as cpython:
         if cpython.lineno is not None:
             return parse_error(filename, cpython.msg, cpython.lineno, cpython.offset or 1)

@@ -127,17 +127,34 @@ def lint_notebook(data: bytes, filename: str, settings: Settings) -> FileResult:
         return FileResult(filename, (parse_error(filename, str(err)),))
     if not cells:
         return FileResult(filename, ())
-    joined = "".join(cell.source for cell in cells)
-    starts = _start_rows(cells)
-    result = lint_source(joined, filename, settings)
-    if not any(d.code == PARSE_ERROR_CODE for d in result.diagnostics):
-        return FileResult(filename, tuple(_to_cell(d, cells, starts) for d in result.diagnostics))
-    # One bad cell: lint each cell alone so a syntax error stays local to its cell.
-    diagnostics: list[Diagnostic] = []
+    joined = _lint_joined(cells, filename, settings)
+    if joined is not None:
+        return FileResult(filename, joined)
+    # A broken cell: report it on its own, and lint the other cells together without it.
+    broken: list[Diagnostic] = []
+    good: list[CodeCell] = []
     for cell in cells:
-        for d in lint_source(cell.source, filename, settings).diagnostics:
-            diagnostics.append(replace(d, cell=cell.number))
-    return FileResult(filename, tuple(diagnostics))
+        errors = [d for d in lint_source(cell.source, filename, settings).diagnostics if d.code == PARSE_ERROR_CODE]
+        broken.extend(replace(d, cell=cell.number) for d in errors)
+        if not errors:
+            good.append(cell)
+    rest = _lint_joined(tuple(good), filename, settings) if good else ()
+    if rest is None:  # cells that parse alone but not together: lint each alone
+        rest = tuple(
+            replace(d, cell=cell.number) for cell in good for d in lint_source(cell.source, filename, settings).diagnostics
+        )
+    return FileResult(filename, tuple(sorted((*broken, *rest), key=lambda d: d.sort_key)))
+
+
+def _lint_joined(cells: tuple[CodeCell, ...], filename: str, settings: Settings) -> tuple[Diagnostic, ...] | None:
+    """Findings of the cells linted as one program, mapped to cells; None when it does not parse."""
+    from syncllint.engine import lint_source  # libcst: only when a notebook is linted
+
+    result = lint_source("".join(cell.source for cell in cells), filename, settings)
+    if any(d.code == PARSE_ERROR_CODE for d in result.diagnostics):
+        return None
+    starts = _start_rows(cells)
+    return tuple(_to_cell(d, cells, starts) for d in result.diagnostics)
 
 
 def _start_rows(cells: tuple[CodeCell, ...]) -> list[int]:

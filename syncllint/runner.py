@@ -6,6 +6,7 @@ import os
 import stat
 import tokenize
 from collections.abc import Iterable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -147,12 +148,16 @@ def lint_files(
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         chunks = _chunks(names, sizes, workers)
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_lint_chunk, (chunk, settings, cache)): chunk for chunk in chunks}
-            for future in as_completed(futures):
-                results.extend(future.result())
-                if progress is not None:
-                    progress.advance(len(futures[future]), sum(sizes[n] for n in futures[future]))
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(_lint_chunk, (chunk, settings, cache)): chunk for chunk in chunks}
+                for future in as_completed(futures):
+                    results.extend(future.result())
+                    if progress is not None:
+                        progress.advance(len(futures[future]), sum(sizes[n] for n in futures[future]))
+        except BrokenProcessPool:
+            done = {r.filename for r in results}
+            results.extend(_lint_after_a_crash([[n for n in c if n not in done] for c in chunks], settings, cache))
     if progress is not None:
         progress.stop()
     return sorted(results, key=lambda r: r.filename)
@@ -175,6 +180,31 @@ def _chunks(names: list[str], sizes: dict[str, int], workers: int) -> list[list[
     if current:
         chunks.append(current)
     return chunks
+
+
+def _lint_after_a_crash(chunks: list[list[str]], settings: Settings, cache: Cache | None) -> list[FileResult]:
+    """A worker died (a native crash, e.g. in the parser): find the file, keep the rest.
+
+    Each chunk runs again in a pool of its own; only a chunk that crashes again is split into
+    one process per file, so the run costs little more than once over.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    results: list[FileResult] = []
+    for chunk in filter(None, chunks):
+        try:
+            with ProcessPoolExecutor(max_workers=1) as pool:
+                results.extend(pool.submit(_lint_chunk, (chunk, settings, cache)).result())
+            continue
+        except BrokenProcessPool:
+            pass
+        for path in chunk:
+            try:
+                with ProcessPoolExecutor(max_workers=1) as pool:
+                    results.extend(pool.submit(_lint_chunk, ([path], settings, cache)).result())
+            except BrokenProcessPool:
+                results.append(FileResult(path, (), internal_error="the worker process died while linting this file"))
+    return results
 
 
 def _size(path: str) -> int:

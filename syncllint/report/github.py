@@ -40,5 +40,4 @@ def annotation(d: Diagnostic) -> str:
 
 
 def render_github(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
-    for d in diagnostics:
-        out.write(annotation(d) + "\n")
+    out.writelines(annotation(d) + "\n" for d in diagnostics)

@@ -1,0 +1,93 @@
+"""Hypothesis strategies for fuzzing the linter; shared by tests/test_fuzz.py and benchmarks/fuzz_long.py.
+
+Three sources of programs: hypothesmith's grammar-based generator (valid-looking Python), its
+libcst-based generator (valid Python), and mutations of real seeds (the demo fixtures and every
+rule page's examples) that cut, repeat, splice and sprinkle syntax-relevant fragments into them.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from syncllint.catalogue import load_catalogue
+from syncllint.config import Settings
+from syncllint.diagnostics import Confidence, Diagnostic
+from syncllint.engine import lint_source
+
+REPO = Path(__file__).resolve().parent.parent
+EVERYTHING = Settings(select=("ALL",), min_confidence=Confidence.LOW)
+
+# Fragments that stress the tokenizer, the parser and the rules' pattern matching.
+FRAGMENTS = (
+    "(", ")", "[", "]", "{", "}", ":", ",", ".", "\n", "\r\n", "\r", "    ", "\t", "\x0c", "\\\n", "#", "'", '"',
+    '"""', "f'{", "}'", "\x00", "\ufeff", "é", "🙂", " if ", " else ", "lambda: ", "await ", "yield ", "*", "**",
+    "=", ":=", "@", "->", "...", "async ", "def f(", "class C:", "return ", "del ", "global x", "nonlocal x",
+    ".item()", ".tolist()", ".cpu()", ".to('cpu')", "torch.", "torch.tensor(", "device='cuda'", "non_blocking=True",
+    "x[mask]", "x[mask] = y", "with gpu_sync_allowed():", "# noqa: SYNC101", "# syncllint: noqa", "import torch\n",
+    "from torch import tensor\n", "import numpy as np\n", "for i in range(3):\n", "match x:\n    case 1:\n",
+    "except* E:", "type T[X] = X\n", "def g[T](a: T):\n", "%", "!", "?",
+)
+
+
+@lru_cache(maxsize=1)
+def seeds() -> tuple[str, ...]:
+    found = [p.read_text() for p in sorted((REPO / "fixtures").rglob("*.py"))]
+    for page in load_catalogue().values():
+        found.extend(example.code for example in page.examples)
+    return tuple(found)
+
+
+@st.composite
+def mutated_programs(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(seeds()))
+    for _ in range(draw(st.integers(min_value=1, max_value=6))):
+        n = len(text)
+        a = draw(st.integers(min_value=0, max_value=n))
+        b = draw(st.integers(min_value=a, max_value=min(n, a + 80)))
+        op = draw(st.sampled_from(["delete", "repeat", "insert", "splice", "truncate", "indent", "swap-lines"]))
+        if op == "delete":
+            text = text[:a] + text[b:]
+        elif op == "repeat":
+            text = text[:b] + text[a:b] * draw(st.integers(min_value=1, max_value=5)) + text[b:]
+        elif op == "insert":
+            text = text[:a] + draw(st.sampled_from(FRAGMENTS) | st.text(max_size=8)) + text[a:]
+        elif op == "splice":
+            other = draw(st.sampled_from(seeds()))
+            text = text[:a] + other[: draw(st.integers(min_value=0, max_value=len(other)))] + text[b:]
+        elif op == "truncate":
+            text = text[:a]
+        elif op == "indent":
+            text = "\n".join(("\t" if i % 2 else "   ") + line for i, line in enumerate(text.split("\n")))
+        else:
+            lines = text.split("\n")
+            if len(lines) > 1:
+                i = draw(st.integers(min_value=0, max_value=len(lines) - 2))
+                lines[i], lines[i + 1] = lines[i + 1], lines[i]
+            text = "\n".join(lines)
+    return text
+
+
+def generated_programs() -> st.SearchStrategy[str]:
+    """hypothesmith's generators when it is installed, else an empty strategy set."""
+    try:
+        import hypothesmith
+    except ImportError:
+        return st.nothing()
+    return hypothesmith.from_grammar() | hypothesmith.from_node()
+
+
+def programs() -> st.SearchStrategy[str]:
+    return mutated_programs() | generated_programs()
+
+
+def lint_never_raises(source: str) -> tuple[Diagnostic, ...]:
+    """Lint ``source``; fail on any exception, or on a location outside the text."""
+    diagnostics = lint_source(source, "fuzzed.py", EVERYTHING).diagnostics
+    rows = source.count("\n") + source.count("\r") + 2
+    for d in diagnostics:
+        assert 1 <= d.start.row <= d.end.row <= rows, d
+        assert d.start.column >= 1 and d.end.column >= 1, d
+    return diagnostics

@@ -1,0 +1,39 @@
+"""Fuzzing: generated and mutated programs never make the linter raise.
+
+A few hundred examples here; benchmarks/fuzz_long.py runs the same properties for as long as
+you like (>= 10,000 examples).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from syncllint.notebook import lint_notebook
+
+FAST = settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+@settings(FAST, max_examples=300)
+@given(mutated_programs())
+def test_mutated_seeds_never_raise(source: str) -> None:
+    lint_never_raises(source)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("hypothesmith") is None, reason="hypothesmith is not installed")
+@settings(FAST, max_examples=60)
+@given(generated_programs())
+def test_generated_programs_never_raise(source: str) -> None:
+    lint_never_raises(source)
+
+
+@settings(FAST, max_examples=50)
+@given(st.lists(mutated_programs(), min_size=1, max_size=4))
+def test_notebooks_of_mutated_cells_never_raise(cells: list[str]) -> None:
+    text = json.dumps({"cells": [{"cell_type": "code", "source": c} for c in cells]})
+    assert lint_notebook(text.encode(), "fuzzed.ipynb", EVERYTHING).internal_error is None

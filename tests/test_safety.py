@@ -1,0 +1,60 @@
+"""The lint path reads code as text: it never imports or runs what it lints, nor torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+PAYLOAD = """\
+import pathlib
+pathlib.Path({marker!r}).write_text("ran")
+import torch
+x = torch.ones(1, device="cuda").item()
+"""
+
+
+def _plant(folder: Path, marker: Path) -> None:
+    # Files whose mere import would leave the marker: plain modules, a package, names that
+    # shadow the standard library, a conftest and a sitecustomize; enough to use the process pool.
+    names = [f"mod{i}.py" for i in range(20)] + ["json.py", "typing.py", "conftest.py", "sitecustomize.py", "setup.py"]
+    for name in names:
+        (folder / name).write_text(PAYLOAD.format(marker=str(marker)))
+    (folder / "pkg").mkdir()
+    (folder / "pkg" / "__init__.py").write_text(PAYLOAD.format(marker=str(marker)))
+    cell = {"cell_type": "code", "source": PAYLOAD.format(marker=str(marker))}
+    (folder / "nb.ipynb").write_text(json.dumps({"cells": [cell]}))
+
+
+def test_linting_never_imports_or_runs_the_linted_code(tmp_path: Path) -> None:
+    target = tmp_path / "project"
+    target.mkdir()
+    marker = tmp_path / "MARKER"
+    _plant(target, marker)
+    script = (
+        "import sys\n"
+        "from syncllint.cli import main\n"
+        "sys.argv = ['syncllint', 'check', sys.argv[1], '--isolated', '-j', '2', '-q']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as done:\n"
+        "    assert 'torch' not in sys.modules, 'the lint path imported torch'\n"
+        "    raise\n"
+    )
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    in_process = subprocess.run(
+        [sys.executable, "-c", script, str(target)], cwd=tmp_path, check=False, capture_output=True, text=True, timeout=600, env=env
+    )
+    assert in_process.returncode == 1, in_process.stderr  # findings, and no "imported torch" assertion
+    assert in_process.stdout.count("SYNC101") == 27  # every planted file was linted
+    # `python -m syncllint` from inside the project: its json.py must not shadow the standard library.
+    as_module = subprocess.run(
+        [sys.executable, "-m", "syncllint", "check", ".", "--isolated", "-j", "2", "-q"],
+        cwd=target, check=False, capture_output=True, text=True, timeout=600, env=env,
+    )
+    assert as_module.returncode == 1, as_module.stderr
+    assert as_module.stdout.count("SYNC101") == 27
+    assert not marker.exists(), "linting ran the linted code"
