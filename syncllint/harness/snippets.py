@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import linecache
 import time
 from dataclasses import dataclass
@@ -35,7 +37,9 @@ def run(snippet: Snippet) -> dict[str, Any]:
     linecache.cache[snippet.filename] = (len(snippet.code), None, snippet.code.splitlines(True), snippet.filename)
     torch.manual_seed(SEED)
     namespace: dict[str, Any] = {"__name__": "__syncllint_example__"}
-    exec(compile(snippet.code, snippet.filename, "exec"), namespace)  # noqa: S102 - our own rule pages
+    # Examples may print tensors (that is what SYNC503 is about): keep their output out of the report.
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(snippet.code, snippet.filename, "exec"), namespace)  # noqa: S102 - our own rule pages
     return namespace
 
 
