@@ -171,3 +171,8 @@ def test_cpu_backend_modules_downgrade_unknown_tensors() -> None:
 )
 def test_precision_patterns_from_labelled_code(source: str, expected: list[tuple[str, Confidence]]) -> None:
     assert [(d.code, d.confidence) for d in lint(source)] == expected
+
+
+def test_mask_named_integer_indices_are_not_masks() -> None:
+    source = "import torch\ndef f(x: torch.Tensor, mask_indices, token_mask):\n    return x[:, mask_indices], x[token_mask]\n"
+    assert [(d.code, d.start.column) for d in lint(source)] == [("SYNC301", 32)]

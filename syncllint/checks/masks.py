@@ -17,7 +17,9 @@ def _index_values(node: cst.Subscript) -> list[cst.BaseExpression]:
 
 def _looks_like_mask_name(expr: cst.BaseExpression) -> bool:
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
-    return "mask" in name.lower()
+    lowered = name.lower()
+    # ``mask_indices`` / ``mask_idx`` are positions (a gather), not a boolean mask.
+    return "mask" in lowered and not any(word in lowered for word in ("idx", "indices", "index", "ids"))
 
 
 def mask_confidence(node: cst.Subscript, ctx: RuleContext) -> Confidence | None:
