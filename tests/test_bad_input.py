@@ -290,6 +290,7 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch: pyt
         return real(path, settings, cache)
 
     monkeypatch.setattr(runner, "_lint_path", crashing)  # inherited by the forked workers
+    monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0)  # small files would be linted in-process
     results = lint_files(sorted(tmp_path.iterdir()), SETTINGS, jobs=2)
     assert [Path(r.filename).name for r in results if r.internal_error] == ["m05.py"]
     assert sum(1 for r in results if [d.code for d in r.diagnostics] == ["SYNC101"]) == 19

@@ -153,3 +153,12 @@ def test_and_of_a_torch_all_is_a_tensor_test() -> None:
         "    return bs_ok and lens_ok and True\n"
     )
     assert _codes(body) == ["SYNC502"]
+
+
+def test_protocol_methods_of_tensors_return_unknown_values() -> None:
+    body = (
+        "def names(name: str, tensor: torch.Tensor):\n"
+        "    for attr in tensor.__tensor_flatten__()[0]:\n"
+        "        yield f'{name}.{attr}'\n"
+    )
+    assert _codes(body) == []

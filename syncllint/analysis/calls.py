@@ -234,6 +234,8 @@ class CallInference:
             return PYTHON
         if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
             return PYTHON_SCALAR
+        if method.startswith("__") and method.endswith("__"):
+            return UNKNOWN  # ``t.__tensor_flatten__()``: protocol methods return anything
         if method.startswith("is_") and owner.is_tensor:
             return PYTHON_SCALAR  # ``t.is_shared()``, ``t.is_signed()``: Python bools
         if method in ("item", "tolist"):
