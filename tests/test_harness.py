@@ -47,6 +47,43 @@ def test_a_broken_example_is_a_failed_claim() -> None:
     assert not claim.passed and claim.error.startswith("NameError")
 
 
+RACE = 'import torch\nx = torch.randn(8, device="cuda")\nstaged = x.to("cpu", non_blocking=True)\n'
+RACE_FLAG = Snippet("SYNC899", "flag", 6, RACE + "first = staged[0]\n")
+RACE_OK = Snippet("SYNC899", "ok", 7, RACE + "torch.cuda.synchronize()\nfirst = staged[0]\n")
+NOT_A_RACE = Snippet("SYNC899", "flag", 8, 'import torch\nfirst = torch.randn(8, device="cuda").cpu()[0]\n')
+NUMPY_OF_DEVICE = 'import numpy as np\nimport torch\narray = np.asarray(torch.ones(2, device="cuda"))\n'
+
+
+def test_race_pages_claim_races_not_syncs() -> None:
+    flag, ok, blocking = (check_claim(s, None, gpu=False) for s in (RACE_FLAG, RACE_OK, NOT_A_RACE))
+    assert flag.expected == "race" and flag.race is True and flag.passed, flag.why
+    assert ok.expected == "no race" and ok.race is False and ok.detector is True and ok.passed, ok.why
+    assert not blocking.passed and "emulation says no race" in blocking.why and "detector says sync" in blocking.why
+
+
+def test_an_example_marked_raises_must_raise_that_exception() -> None:
+    right = check_claim(Snippet("SYNC999", "flag", 9, NUMPY_OF_DEVICE, raises="TypeError"), None, gpu=False)
+    wrong = check_claim(Snippet("SYNC999", "flag", 10, NUMPY_OF_DEVICE, raises="ValueError"), None, gpu=False)
+    silent = check_claim(Snippet("SYNC999", "flag", 11, "x = 1\n", raises="TypeError"), None, gpu=False)
+    assert right.passed and right.raised == "TypeError" and right.expected == "raises TypeError"
+    assert not wrong.passed and wrong.why == "expected raises ValueError, raised TypeError"
+    assert not silent.passed and silent.why == "expected raises TypeError, raised nothing"
+
+
+def test_collect_reads_raises_from_the_fence_info_string() -> None:
+    from syncllint.harness.verify import collect
+
+    raising = [s for s, _ in collect(("SYNC104",)) if s.raises]
+    assert [(s.kind, s.raises) for s in raising] == [("flag", "TypeError")]
+    assert "np.asarray(logits)" in raising[0].code
+
+
+def test_same_results_compares_numpy_arrays_by_value() -> None:
+    np = pytest.importorskip("numpy")
+    assert same_results({"a": np.arange(8)}, {"a": np.arange(8)})[0] is True
+    assert same_results({"a": np.arange(8)}, {"a": np.arange(1, 9)})[0] is False
+
+
 def test_same_results_is_exact_for_integers_and_close_for_floats() -> None:
     assert same_results({"a": torch.tensor([1, 2])}, {"a": torch.tensor([1, 2])})[0] is True
     assert same_results({"a": torch.tensor([1, 2])}, {"a": torch.tensor([1, 3])})[0] is False
@@ -55,10 +92,6 @@ def test_same_results_is_exact_for_integers_and_close_for_floats() -> None:
     assert same_results({"a": 1}, {"b": 1})[0] is None
 
 
-@pytest.mark.xfail(
-    reason="CPU emulation does not yet model SYNC104/105/203/503/801 examples merged from the rule branches",
-    strict=False,
-)
 def test_verify_command_in_emulation_says_so_first_and_passes_on_the_catalogue() -> None:
     result = CliRunner().invoke(verify, ["--emulate"])
     first = result.output.splitlines()[0]

@@ -91,6 +91,18 @@ def test_numpy_of_a_device_tensor_raises_as_on_cuda() -> None:
         ("torch.cuda.current_stream().query()", []),
         ("x.to('cpu', non_blocking=True).sum()", [("race", "read before copy done")]),
         ("torch.where(mask, x, 0.0)", []),
+        ("torch.where(mask, x, torch.tensor(0.0))", [("H2D", "where (host tensor)")]),
+        ("torch.where(mask)", [("shape read", "nonzero")]),
+        ("x.numpy(force=True)", [("D2H", "numpy(force=True)")]),
+        ("f'{x.sum():.4f}'", [("scalar read", "__format__")]),
+        ("x[torch.tensor([1, 2])]", [("H2D", "index (host tensor)")]),
+        ("x[[1, 2]]", [("H2D", "index (host list)")]),
+        ("x[torch.arange(16) > 3]", []),
+        ("x[torch.tensor(3)]", []),
+        ("x[torch.arange(2, device='cuda')]", []),
+        ("torch.tensor([x[0], x[1]])", [("D2H", "torch.tensor(device tensors)")]),
+        ("torch.zeros(4).__setitem__(0, x[0])", [("D2H", "setitem (device value into host tensor)")]),
+        ("torch.zeros(4).__setitem__(0, 1.0)", []),
     ],
 )
 def test_emulated_rules(code: str, expected: list[tuple[str, str]]) -> None:
@@ -99,6 +111,15 @@ def test_emulated_rules(code: str, expected: list[tuple[str, str]]) -> None:
         namespace["mask"] = namespace["x"] > 0
         eval(code, namespace)
     assert [(e.kind, e.op) for e in report.events] == expected
+
+
+def test_device_values_gathered_into_a_host_tensor_give_a_host_tensor() -> None:
+    with emulated():
+        x = torch.arange(4, device="cuda")
+        bounds = torch.tensor([x[0], x[-1]])
+        formatted = f"{x.sum().float():.1f}"
+    assert not bounds.is_cuda and bounds.tolist() == [0, 3]
+    assert formatted == "6.0"
 
 
 def test_a_wait_completes_the_copy_so_reading_it_is_no_race() -> None:

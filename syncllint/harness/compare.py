@@ -13,10 +13,13 @@ def _comparable(name: str, value: Any) -> bool:
 
 
 def _to_host(value: Any) -> Any:
+    import numpy as np
     import torch
 
     if isinstance(value, torch.Tensor):
         return value.detach().cpu()
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return torch.from_numpy(value.copy())  # compared as a tensor: `==` of arrays has no truth value
     if isinstance(value, (list, tuple)):
         return type(value)(_to_host(v) for v in value)
     return value
@@ -49,7 +52,7 @@ def same_results(before: dict[str, Any], after: dict[str, Any]) -> tuple[bool | 
                     rtol=0 if exact else None,
                     atol=0 if exact else None,
                 )
-            elif expected != actual:
+            elif bool(expected != actual):
                 return False, f"{name}: {actual!r} != {expected!r}"
         except (AssertionError, TypeError, ValueError, RuntimeError) as err:
             return False, f"{name}: {str(err).splitlines()[0]}"

@@ -14,6 +14,13 @@ def _sync_word(value: bool | None, ms: float | None = None) -> str:
     return f"{word} ({ms:.1f} ms)" if ms is not None else word
 
 
+def _detector_word(claim: Claim) -> str:
+    if claim.expected.startswith("raises "):
+        return f"raised {claim.raised}" if claim.raised else "raised nothing"
+    word = _sync_word(claim.detector)
+    return word if claim.race is None else f"{word}, {'race' if claim.race else 'no race'}"
+
+
 def _equal_word(claim: Claim) -> str:
     if claim.kind != "fixed":
         return "-"
@@ -33,8 +40,8 @@ def render_table(result: Verification, out: TextIO, color: bool) -> None:
         table.add_row(
             claim.rule,
             claim.example,
-            "sync" if claim.expect_sync else "no sync",
-            _sync_word(claim.detector),
+            claim.expected,
+            _detector_word(claim),
             _sync_word(claim.oracle, claim.oracle_ms),
             _equal_word(claim),
             verdict,

@@ -20,6 +20,7 @@ class Snippet:
     kind: str  # flag / ok / fixed
     line: int  # opening fence line in the page
     code: str
+    raises: str = ""  # ```python flag raises=TypeError: the example is a bug on a GPU, it must raise
 
     @property
     def filename(self) -> str:
@@ -37,8 +38,8 @@ def run(snippet: Snippet) -> dict[str, Any]:
     linecache.cache[snippet.filename] = (len(snippet.code), None, snippet.code.splitlines(True), snippet.filename)
     torch.manual_seed(SEED)
     namespace: dict[str, Any] = {"__name__": "__syncllint_example__"}
-    # Examples may print tensors (that is what SYNC503 is about): keep their output out of the report.
-    with contextlib.redirect_stdout(io.StringIO()):
+    # Examples may print or log tensors (that is what SYNC503 is about): keep their output out of the report.
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         exec(compile(snippet.code, snippet.filename, "exec"), namespace)  # noqa: S102 - our own rule pages
     return namespace
 
@@ -50,6 +51,19 @@ def detector(snippet: Snippet, emulate: bool) -> tuple[dict[str, Any], list[Any]
     with sync_check(mode="record", emulate=emulate) as report:
         namespace = run(snippet)
     return namespace, list(report.events)
+
+
+def raised(snippet: Snippet, emulate: bool) -> tuple[str, list[Any]]:
+    """Run under the detector, catching what it raises: (exception type name or "", events)."""
+    from syncllint.runtime import sync_check
+
+    name = ""
+    with sync_check(mode="record", emulate=emulate) as report:
+        try:
+            run(snippet)
+        except Exception as err:  # noqa: BLE001 - which exception is the claim
+            name = type(err).__name__
+    return name, list(report.events)
 
 
 def run_unchecked(snippet: Snippet, emulate: bool) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from syncllint.runtime.emulation_tensors import (
     tensors_in,
     untag,
 )
-from syncllint.runtime.events import D2H, RACE
+from syncllint.runtime.events import D2H, RACE, SCALAR_READ
 
 _NUMPY_ERROR = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 # Reading metadata of a tensor whose copy is still in flight is fine; reading its values is not.
@@ -90,6 +90,11 @@ class _FunctionRules(TorchFunctionMode):
             kwargs["device"] = "cpu"
             if name in ("tensor", "as_tensor", "asarray") and args and not is_device(args[0]):
                 report(rules.H2D, "torch.tensor" if name == "tensor" else "as_tensor")
+        elif name in ("tensor", "as_tensor", "asarray"):
+            sync = rules.host_tensor_sync(args, kwargs)
+            if sync is not None:
+                report(*sync)
+                return func(*args, **kwargs)  # a host tensor: not tagged
         tensors = tensors_in(args, kwargs)
         if not to_device and not any(is_device(t) for t in tensors):
             result = func(*args, **kwargs)
@@ -98,6 +103,9 @@ class _FunctionRules(TorchFunctionMode):
         call_rule = rules.CALL_RULES.get(name)
         if sync is None and call_rule is not None:
             sync = call_rule(args, kwargs)
+        watched_rule = rules.WATCHED_CALL_RULES.get(name)
+        if sync is None and watched_rule is not None:
+            sync = watched_rule(args, kwargs)
         if sync is not None:
             report(*sync)
         decided = sync is not None or call_rule is not None or name in rules.DECIDED_WITHOUT_ATEN
@@ -200,9 +208,20 @@ def _is_pinned(func: Any, args: Any, kwargs: Any) -> Any:
 
 
 def _numpy(func: Any, args: Any, kwargs: Any) -> Any:
-    if is_device(args[0]):
-        raise TypeError(_NUMPY_ERROR)
-    return func(*args, **kwargs)
+    if not is_device(args[0]):
+        return func(*args, **kwargs)
+    if getattr(func, "__name__", "") == "numpy" and bool(kwargs.get("force", args[1] if len(args) > 1 else False)):
+        report(D2H, "numpy(force=True)")  # x.detach().cpu().numpy(): a blocking copy
+        return rules.download(args[0]).detach().numpy()
+    raise TypeError(_NUMPY_ERROR)
+
+
+def _format(func: Any, args: Any, kwargs: Any) -> Any:
+    if not is_device(args[0]):
+        return func(*args, **kwargs)
+    # f"{loss:.4f}" reads the value (a 0-d tensor formats its item()); other specs print it.
+    report(SCALAR_READ, "__format__")
+    return format(untag(args[0]), *args[1:])
 
 
 def _record_stream(func: Any, args: Any, kwargs: Any) -> Any:
@@ -235,6 +254,7 @@ _HANDLERS = {
     "is_pinned": _is_pinned,
     "numpy": _numpy,
     "__array__": _numpy,
+    "__format__": _format,
     "record_stream": _record_stream,
     "get_device": _get_device,
     "new_tensor": _new_tensor,

@@ -26,7 +26,7 @@ from syncllint.runtime.emulation_tensors import (
 )
 from syncllint.runtime.events import D2H, H2D, SCALAR_READ, SHAPE_READ
 
-__all__ = ["CALL_RULES", "H2D", "dispatch_sync", "download", "is_cuda_device", "parse_to", "scalar_read", "upload", "upload_sync", "wants_device"]
+__all__ = ["CALL_RULES", "H2D", "WATCHED_CALL_RULES", "dispatch_sync", "download", "host_tensor_sync", "is_cuda_device", "parse_to", "scalar_read", "upload", "upload_sync", "wants_device"]
 
 Sync = tuple[str, str]  # (kind, op)
 
@@ -62,7 +62,10 @@ def _is_bool_tensor(value: object) -> bool:
 
 def setitem_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
     """``x[index] = value`` on a device tensor (measured row by row in the ground truth)."""
-    _, index, value = args
+    target, index, value = args
+    if not is_device(target):
+        # ``cpu_t[i] = g[i]``: a blocking device -> host copy (cpu_setitem_from_device_0dim, 101 ms).
+        return (D2H, "setitem (device value into host tensor)") if is_device(value) else None
     parts = _index_parts(index)
     device_mask = any(is_device(p) and _is_bool_tensor(p) for p in parts)
     if _python_scalar(value):
@@ -108,6 +111,51 @@ def equal_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
     other = args[1] if len(args) > 1 else kwargs.get("other")
     return None if other is args[0] else (SCALAR_READ, "equal")  # identical arguments short-circuit
 
+
+def host_index_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
+    """``g[cpu_idx]`` / ``g[[1, 2]]``: integer indices on the host are uploaded with a blocking copy.
+
+    Measured (H200): ``g[cpu_long_idx]`` and ``g[[1, 2]]`` waited 101 ms; a CPU bool mask and a
+    CPU 0-d index did not (the mask is read on the host, the 0-d index is a host integer)."""
+    if not _self_is_device(args) or len(args) < 2:
+        return None
+    for part in _index_parts(args[1]):
+        if isinstance(part, list) and part and not any(isinstance(p, bool) for p in part):
+            return (H2D, "index (host list)")
+        if isinstance(part, torch.Tensor) and not is_device(part) and part.dim() > 0 and not _is_bool_tensor(part):
+            return (H2D, "index (host tensor)")
+    return None
+
+
+def where_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
+    """``torch.where(c, g, torch.tensor(0.0))``: a host tensor operand is uploaded (101.2 ms measured)."""
+    operands = [*args[1:3], kwargs.get("input"), kwargs.get("other")]
+    if any(isinstance(t, torch.Tensor) and not is_device(t) for t in operands):
+        return (H2D, "where (host tensor)")
+    return None
+
+
+def host_tensor_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
+    """``torch.tensor([g0, g1])`` with no device: each device element is copied to the host."""
+    data = args[0] if args else kwargs.get("data")
+    if isinstance(data, (list, tuple)) and any(is_device(t) for t in _flatten(data)):
+        return (D2H, "torch.tensor(device tensors)")
+    return None
+
+
+def _flatten(data: list[Any] | tuple[Any, ...]) -> list[Any]:
+    out: list[Any] = []
+    for item in data:
+        out.extend(_flatten(item) if isinstance(item, (list, tuple)) else [item])
+    return out
+
+
+# Rules that can only find a sync: when they find none, the aten-level watch still decides
+# (``g[device_mask]`` is a nonzero, ``torch.where(mask)`` too).
+WATCHED_CALL_RULES: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Sync | None]] = {
+    "__getitem__": host_index_sync,
+    "where": where_sync,
+}
 
 CALL_RULES: dict[str, Callable[[tuple[Any, ...], dict[str, Any]], Sync | None]] = {
     "__setitem__": setitem_sync,
