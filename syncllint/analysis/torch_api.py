@@ -70,7 +70,8 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "get_default_dtype get_default_device device dtype Size finfo iinfo manual_seed "
         "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
-        "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties"
+        "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties "
+        "broadcast_shapes result_type promote_types can_cast typename"
     ).split()
 )
 
@@ -92,5 +93,5 @@ TENSOR_ANNOTATIONS = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.
 PYTHON_ANNOTATIONS = frozenset(
     "int float bool str bytes list tuple dict set frozenset complex None "
     "typing.List typing.Tuple typing.Dict typing.Set typing.Sequence typing.Mapping "
-    "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype".split()
+    "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype torch.Size".split()
 )
