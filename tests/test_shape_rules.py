@@ -218,3 +218,16 @@ def test_allowed_region_silences_shape_rules() -> None:
         "    u = torch.unique(cls)\n"
     )
     assert [d.code for d in lint(source) if d.code.startswith("SYNC3")] == []
+
+
+def test_size_confidence_follows_what_the_code_shows() -> None:
+    source = (
+        "import torch\n\n"
+        "def rot_pos_emb(grid_thw: torch.Tensor, k: torch.Tensor, logits: torch.Tensor) -> None:\n"
+        "    for t, h, w in grid_thw:\n"
+        "        torch.arange(h)\n"  # an element of a tensor of unknown device: low
+        "    logits.topk(k.max())\n"  # a 0-d tensor of unknown device: medium
+        "    logits.topk(torch.max(k))\n"
+    )
+    found_confidences = [d.confidence for d in lint(source) if d.code == "SYNC309"]
+    assert found_confidences == [Confidence.LOW, Confidence.MEDIUM, Confidence.MEDIUM]

@@ -39,6 +39,11 @@ _DTYPE_BY_NAME = {
 }
 
 
+_TORCH_FULL_REDUCTIONS = frozenset(
+    "torch." + n for n in "sum mean max min prod amax amin argmax argmin any all count_nonzero norm".split()
+)
+
+
 def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -197,6 +202,8 @@ class CallInference:
         result = combine_operands(tensors)
         if qualified in api.TORCH_BOOL_FUNCTIONS:
             result = result.with_dtype(DType.BOOL)
+        if qualified in _TORCH_FULL_REDUCTIONS and len(call.args) == 1:
+            result = result.with_zero_dim(True)  # ``torch.max(t)``: a 0-d tensor
         return result
 
     def _factory_is_0d(self, qualified: str, call: cst.Call) -> bool:

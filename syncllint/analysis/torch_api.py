@@ -71,7 +71,8 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
         "save compile jit.script jit.trace no_grad inference_mode enable_grad "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
-        "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties"
+        "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties "
+        "broadcast_shapes result_type promote_types can_cast typename"
     ).split()
 )
 
@@ -101,7 +102,7 @@ MODULE_STATE_WRAPPERS = frozenset(("torch.nn.Parameter", "torch.nn.parameter.Par
 PYTHON_ANNOTATIONS = frozenset(
     "int float bool str bytes list tuple dict set frozenset complex None "
     "typing.List typing.Tuple typing.Dict typing.Set typing.Sequence typing.Mapping "
-    "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype".split()
+    "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype torch.Size".split()
 )
 
 # Calls that answer a Python bool or number computed from tensor data (the call itself may

@@ -125,7 +125,10 @@ def tensor_argument_confidence(value: Value) -> Confidence | None:
     if value.place is Place.DEVICE:
         return Confidence.HIGH
     if value.place is Place.TENSOR and not getattr(value, "assumed", False):
-        return Confidence.MEDIUM
+        # A known 0-d result (``k.max()``) passed as a size is a strong sign; an element of an
+        # iterated tensor or a ``torch.cat`` of lists is as likely a host tensor (vLLM's vision
+        # encoders build ``grid_thw`` and ``cu_seqlens`` on the CPU).
+        return Confidence.MEDIUM if value.zero_dim else Confidence.LOW
     return None
 
 
