@@ -156,3 +156,22 @@ def test_staging_fixes_are_unsafe_when_the_device_may_be_the_cpu() -> None:
 
 def test_sync202_leaves_a_dtype_variable() -> None:
     assert "SYNC202" not in codes(HEAD + "def g(dtype: torch.dtype):\n    return cpu.to(dtype)\n")
+
+
+def test_index_write_with_a_host_index_gets_no_index_fill_rewrite() -> None:
+    from syncllint.config import Settings
+    from syncllint.diagnostics import Confidence
+    from syncllint.engine import lint_source
+
+    source = (
+        "import torch\n"
+        "x = torch.zeros(8, device='cuda')\n"
+        "cpu_idx = torch.tensor([1, 2])\n"
+        "x[cpu_idx] = 0.0\n"
+        "idx = torch.randint(0, 8, (3,), device='cuda')\n"
+        "x[idx] = 0.0\n"
+    )
+    found = lint_source(source, "w.py", Settings(select=("ALL",), min_confidence=Confidence.LOW)).diagnostics
+    fixes = {d.start.row: d.fix for d in found if d.code == "SYNC403"}
+    assert fixes[4] is None
+    assert fixes[6] is not None and "index_fill_" in fixes[6].edits[0].content

@@ -137,18 +137,19 @@ class IndexTensorWrite(Rule):
             method(subscript.value, "index_fill_", [arg(cst.Integer("0")), arg(flat), arg(value)])
         )
         safe = target.is_tensor and index.dtype is DType.INT and _visibly_int64(index_expr, ctx)
+        # ``index_fill_`` raises for a host index on a device tensor (measured), where ``x[idx] = c``
+        # works: no rewrite that can only turn a sync into an error.
+        fix = None
+        if index.place is not Place.HOST_TENSOR:
+            applicability = Applicability.SAFE if safe else Applicability.UNSAFE
+            fix = FixProposal(node, replacement, applicability, "Write with `x.index_fill_(0, idx.flatten(), value)`")
         ctx.report(
             self,
             subscript,
             "`x[idx] = <scalar>` with an integer index tensor syncs; write `x.index_fill_(0, idx, value)` "
-            "(it needs an int64 index)",
+            "(it needs an int64 index on the tensor's device)",
             confidence,
-            fix=FixProposal(
-                node,
-                replacement,
-                Applicability.SAFE if safe else Applicability.UNSAFE,
-                "Write with `x.index_fill_(0, idx.flatten(), value)`",
-            ),
+            fix=fix,
         )
 
 
