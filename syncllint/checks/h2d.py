@@ -15,6 +15,7 @@ _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
 class TensorFromHostData(Rule):
     code = "SYNC201"
+    fix_applicability = Applicability.SAFE
     name = "tensor-from-host-data"
     family = "host->device copies"
     summary = "`torch.tensor(data, device=...)` / `as_tensor` / `new_tensor` copy host data with a blocking copy"

@@ -38,6 +38,7 @@ def _is_pageable_host(value: Value) -> bool:
 
 class BlockingCopyToDevice(Rule):
     code = "SYNC202"
+    fix_applicability = Applicability.SAFE
     triggers = ("cuda", ".to", "copy_")
     name = "blocking-copy-to-device"
     family = "host->device copies"

@@ -8,7 +8,7 @@ from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.checks.item_args import ItemArgumentFixes
-from syncllint.diagnostics import Confidence
+from syncllint.diagnostics import Applicability, Confidence
 from syncllint.prefilter import HOST_NAMES
 
 _NOT_TENSORS = ("self", "cls", "super")
@@ -28,6 +28,7 @@ def _method_call(node: cst.CSTNode, method: str) -> cst.Attribute | None:
 
 class ItemOnTensor(Rule):
     code = "SYNC101"
+    fix_applicability = Applicability.SAFE
     name = "item-on-tensor"
     family = "host reads"
     summary = "`.item()` copies a device scalar to the host and waits for the GPU"

@@ -69,6 +69,7 @@ class BooleanMaskIndex(Rule):
 
 class MaskedWriteTensorValue(Rule):
     code = "SYNC401"
+    fix_applicability = Applicability.UNSAFE
     name = "masked-write-tensor-value"
     family = "writes"
     summary = "`x[mask] = tensor` syncs (a Python scalar value does not)"

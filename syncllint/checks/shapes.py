@@ -66,6 +66,7 @@ def _with_keyword(call: cst.Call, name: str, placeholder: str, drop: tuple[int, 
 
 class NonzeroShape(Rule):
     code = "SYNC302"
+    fix_applicability = Applicability.DISPLAY_ONLY
     triggers = ("nonzero", "argwhere", "where")
     name = "nonzero-shape"
     family = "data-dependent shapes"
@@ -167,6 +168,7 @@ class UniqueShape(Rule):
 
 class RepeatInterleaveTensorRepeats(Rule):
     code = "SYNC305"
+    fix_applicability = Applicability.DISPLAY_ONLY
     triggers = ("repeat_interleave",)
     name = "repeat-interleave-tensor-repeats"
     family = "data-dependent shapes"
@@ -231,6 +233,7 @@ class Bincount(Rule):
 
 class OneHotWithoutNumClasses(Rule):
     code = "SYNC307"
+    fix_applicability = Applicability.DISPLAY_ONLY
     triggers = ("one_hot",)
     name = "one-hot-without-num-classes"
     family = "data-dependent shapes"
@@ -263,6 +266,7 @@ class OneHotWithoutNumClasses(Rule):
 
 class HistcDefaultRange(Rule):
     code = "SYNC308"
+    fix_applicability = Applicability.DISPLAY_ONLY
     triggers = ("histc",)
     name = "histc-default-range"
     family = "data-dependent shapes"

@@ -64,6 +64,7 @@ def _target_confidence(target: Value, ctx: RuleContext) -> Confidence | None:
 
 class IntIndexWrite(Rule):
     code = "SYNC402"
+    fix_applicability = Applicability.SAFE
     triggers = DEVICE_TENSOR_EVIDENCE
     name = "int-index-write"
     family = "writes"
@@ -108,6 +109,7 @@ def _visibly_int64(expr: cst.BaseExpression, ctx: RuleContext) -> bool:
 
 class IndexTensorWrite(Rule):
     code = "SYNC403"
+    fix_applicability = Applicability.SAFE
     triggers = DEVICE_TENSOR_EVIDENCE
     name = "index-tensor-write"
     family = "writes"
