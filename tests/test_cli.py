@@ -195,3 +195,11 @@ def test_check_never_imports_torch(project: Path) -> None:
 def test_python_dash_m_and_version() -> None:
     result = run("--version")
     assert result.returncode == 0 and "syncllint" in result.stdout
+
+
+def test_hot_path_findings_are_listed_first(project: Path) -> None:
+    (project / "a_cold.py").write_text(SYNCING)
+    (project / "z_hot.py").write_text(SYNCING + "\ndef decode_step():\n    return x.tolist()\n")
+    lines = [line for line in run("check", "-q", cwd=project).stdout.splitlines() if "SYNC" in line]
+    assert lines[0].startswith("z_hot.py:7:12: SYNC102")
+    assert [line.split(":")[0] for line in lines[1:]] == ["a_cold.py", "bad.py", "z_hot.py"]

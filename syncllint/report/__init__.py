@@ -35,9 +35,15 @@ def render(
     elif output_format == "grouped":
         render_grouped(diagnostics, out, color=color, quiet=quiet)
     elif output_format == "full":
-        render_full(diagnostics, out, color=color, sources=sources, quiet=quiet)
+        render_full(hot_first(diagnostics), out, color=color, sources=sources, quiet=quiet)
     else:
-        render_concise(diagnostics, out, color=color, quiet=quiet)
+        render_concise(hot_first(diagnostics), out, color=color, quiet=quiet)
+
+
+def hot_first(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """For people reading a terminal: syncs on hot paths (loops, forward, step, ...) come first;
+    machine formats keep file order."""
+    return sorted(diagnostics, key=lambda d: not d.hot_path)
 
 
 __all__ = ["OUTPUT_FORMATS", "render", "render_statistics"]
