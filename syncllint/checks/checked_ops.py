@@ -6,7 +6,12 @@ import libcst as cst
 
 from syncllint.analysis.values import Place
 from syncllint.checks.base import FixProposal, Rule, RuleContext
-from syncllint.checks.torch_calls import TorchCall, match_torch_call, operand_confidence
+from syncllint.checks.torch_calls import (
+    TorchCall,
+    TorchCallRule,
+    match_torch_call,
+    operand_confidence,
+)
 from syncllint.diagnostics import Applicability, Confidence
 
 # torch.linalg ops measured as syncing on an H200 (torch 2.11), with their sync-free ``_ex`` form
@@ -120,50 +125,31 @@ class EqualDistinct(Rule):
         )
 
 
-class Allclose(Rule):
+class Allclose(TorchCallRule):
     code = "SYNC603"
     triggers = ("allclose",)
     name = "allclose"
     family = "checked and comparing ops"
     summary = "`torch.allclose` answers with a Python bool: the host waits for the GPU (`isclose` does not)"
-
-    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        call = match_torch_call(node, ctx, ("allclose",))
-        if call is None:
-            return
-        confidence = operand_confidence(call, ctx, [call.arg(0, "other")])
-        if confidence is None:
-            return
-        ctx.report(
-            self,
-            call.node,
-            "`torch.allclose` returns a Python bool, so the host waits for the GPU; keep the answer on the "
-            "device with `torch.isclose(a, b).all()` (measured no sync)",
-            confidence,
-        )
+    functions = ("allclose",)
+    other_inputs = ((0, "other"),)
+    message = (
+        "`torch.allclose` returns a Python bool, so the host waits for the GPU; keep the answer on the "
+        "device with `torch.isclose(a, b).all()` (measured no sync)"
+    )
 
 
-class IsNonzero(Rule):
+class IsNonzero(TorchCallRule):
     code = "SYNC604"
     triggers = ("is_nonzero",)
     name = "is-nonzero"
     family = "checked and comparing ops"
     summary = "`Tensor.is_nonzero()` reads the value on the host"
-
-    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        call = match_torch_call(node, ctx, ("is_nonzero",))
-        if call is None:
-            return
-        confidence = operand_confidence(call, ctx)
-        if confidence is None:
-            return
-        ctx.report(
-            self,
-            call.node,
-            "`is_nonzero()` returns a Python bool read from the tensor, so the host waits for the GPU; keep the "
-            "test on the device (`t != 0` as a tensor, combined with `torch.where`)",
-            confidence,
-        )
+    functions = ("is_nonzero",)
+    message = (
+        "`is_nonzero()` returns a Python bool read from the tensor, so the host waits for the GPU; keep the "
+        "test on the device (`t != 0` as a tensor, combined with `torch.where`)"
+    )
 
 
 RULES = (LinalgErrorCheck, EqualDistinct, Allclose, IsNonzero)

@@ -8,6 +8,7 @@ from syncllint.analysis.values import Place
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.checks.torch_calls import (
     TorchCall,
+    TorchCallRule,
     match_torch_call,
     operand_confidence,
     tensor_argument_confidence,
@@ -120,50 +121,32 @@ class NonzeroShape(Rule):
         )
 
 
-class MaskedSelect(Rule):
+class MaskedSelect(TorchCallRule):
     code = "SYNC303"
     triggers = ("masked_select",)
     name = "masked-select"
     family = "data-dependent shapes"
     summary = "`masked_select` sizes its result by the number of true mask elements: a sync"
-
-    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        call = match_torch_call(node, ctx, ("masked_select",))
-        if call is None:
-            return
-        confidence = operand_confidence(call, ctx, [call.arg(0, "mask")])
-        if confidence is None:
-            return
-        ctx.report(
-            self,
-            call.node,
-            "`masked_select` returns as many elements as the mask has true values, so the host waits for the "
-            "GPU to count them; keep the shape with `torch.where(mask, x, 0)` or `x * mask`",
-            confidence,
-        )
+    functions = ("masked_select",)
+    other_inputs = ((0, "mask"),)
+    message = (
+        "`masked_select` returns as many elements as the mask has true values, so the host waits for the "
+        "GPU to count them; keep the shape with `torch.where(mask, x, 0)` or `x * mask`"
+    )
 
 
-class UniqueShape(Rule):
+class UniqueShape(TorchCallRule):
     code = "SYNC304"
     triggers = ("unique",)
     name = "unique"
     family = "data-dependent shapes"
     summary = "`unique` / `unique_consecutive` size their result by the number of distinct values: a sync"
-
-    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        call = match_torch_call(node, ctx, ("unique", "unique_consecutive"))
-        if call is None:
-            return
-        confidence = operand_confidence(call, ctx, lookalike_method=True)
-        if confidence is None:
-            return
-        ctx.report(
-            self,
-            call.node,
-            f"`{call.name}` returns one element per distinct value, so the host waits for the GPU to count "
-            "them; when the values are bounded, count with `scatter_add_`/`index_add_` into a fixed-size tensor",
-            confidence,
-        )
+    functions = ("unique", "unique_consecutive")
+    lookalike_method = True
+    message = (
+        "`{name}` returns one element per distinct value, so the host waits for the GPU to count "
+        "them; when the values are bounded, count with `scatter_add_`/`index_add_` into a fixed-size tensor"
+    )
 
 
 class RepeatInterleaveTensorRepeats(Rule):
@@ -208,27 +191,18 @@ class RepeatInterleaveTensorRepeats(Rule):
         )
 
 
-class Bincount(Rule):
+class Bincount(TorchCallRule):
     code = "SYNC306"
     triggers = ("bincount",)
     name = "bincount"
     family = "data-dependent shapes"
     summary = "`bincount` reads the largest value back to size its result, even with `minlength=`"
-
-    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        call = match_torch_call(node, ctx, ("bincount",))
-        if call is None:
-            return
-        confidence = operand_confidence(call, ctx, [call.arg(0, "weights")])
-        if confidence is None:
-            return
-        ctx.report(
-            self,
-            call.node,
-            "`bincount` reads the largest value back to size its result, so the host waits for the GPU "
-            "(`minlength=` does not avoid it); count into a fixed-size tensor with `index_add_`/`scatter_add_`",
-            confidence,
-        )
+    functions = ("bincount",)
+    other_inputs = ((0, "weights"),)
+    message = (
+        "`bincount` reads the largest value back to size its result, so the host waits for the GPU "
+        "(`minlength=` does not avoid it); count into a fixed-size tensor with `index_add_`/`scatter_add_`"
+    )
 
 
 class OneHotWithoutNumClasses(Rule):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import Place, Value
-from syncllint.checks.base import RuleContext, receiver_confidence
+from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.diagnostics import Confidence
 
 _NOT_TENSORS = ("self", "cls", "super")
@@ -134,3 +135,25 @@ def tensor_argument_confidence(value: Value) -> Confidence | None:
 
 def _is_device(value: Value) -> bool:
     return value.place is Place.DEVICE
+
+
+class TorchCallRule(Rule):
+    """A rule that is data: these torch functions/methods sync whenever their operand may live on
+    the device. Subclasses list ``functions``, further tensor inputs and the message."""
+
+    functions: ClassVar[tuple[str, ...]]
+    # ``(position after the operand, keyword)`` of other tensor inputs: a device tensor there puts
+    # the operand on the device too (torch requires one device).
+    other_inputs: ClassVar[tuple[tuple[int, str], ...]] = ()
+    # numpy/pandas objects have a method of this name: an unknown receiver is only a low guess.
+    lookalike_method: ClassVar[bool] = False
+    message: ClassVar[str]  # may use {name}, the op as written
+
+    def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        call = match_torch_call(node, ctx, self.functions)
+        if call is None:
+            return
+        others = [call.arg(index, name) for index, name in self.other_inputs]
+        confidence = operand_confidence(call, ctx, others, lookalike_method=self.lookalike_method)
+        if confidence is not None:
+            ctx.report(self, call.node, self.message.format(name=call.name), confidence)
