@@ -22,7 +22,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from fuzzing import EVERYTHING, fix_is_sound, generated_programs, line_mutated_programs, lint_never_raises, mutated_programs
+from fuzzing import (
+    EVERYTHING,
+    fix_is_sound,
+    generated_programs,
+    line_mutated_programs,
+    lint_never_raises,
+    mutated_programs,
+)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st

@@ -10,7 +10,15 @@ import importlib.util
 import json
 
 import pytest
-from fuzzing import EVERYTHING, fix_is_sound, generated_programs, line_mutated_programs, lint_never_raises, mutated_programs, seeds
+from fuzzing import (
+    EVERYTHING,
+    fix_is_sound,
+    generated_programs,
+    line_mutated_programs,
+    lint_never_raises,
+    mutated_programs,
+    seeds,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
