@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -99,7 +100,17 @@ def run(request: FixRequest, job: Job) -> int:
         if found.missing:
             click.echo(f"syncllint: error: {found.missing[0]}: No such file or directory", err=True)
             return EXIT_ERROR
-        results = process_paths([str(p) for p in found.files], job.settings, options, job.jobs)
+        inside, outside = split_by_containment([str(p) for p in found.files], job.targets)
+        for path in outside:
+            click.echo(
+                f"syncllint: warning: not fixing {path}: it resolves to {os.path.realpath(path)}, "
+                "outside the paths given",
+                err=True,
+            )
+        results = process_paths(inside, job.settings, options, job.jobs)
+        if outside:  # still linted and reported, never written
+            lint_only = FixOptions(fix=False, write=False)
+            results = sorted(results + process_paths(outside, job.settings, lint_only, job.jobs), key=lambda r: r[0])
     errors = [o.error for _, o in results if o.error]
     for error in errors:
         click.echo(f"syncllint: internal error: {error}", err=True)
@@ -140,6 +151,21 @@ def run(request: FixRequest, job: Job) -> int:
     if request.fix_only or job.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def split_by_containment(files: list[str], targets: list[str]) -> tuple[list[str], list[str]]:
+    """Files whose real location lies under a given directory (or is a given file), and the rest:
+    symlinks that lead out of the tree given. Only the first are ever written."""
+    roots = [os.path.realpath(t) for t in targets]
+    directories = [r for r in roots if os.path.isdir(r)]
+    named = {r for r in roots if not os.path.isdir(r)}
+
+    def contained(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real in named or any(os.path.commonpath([real, d]) == d for d in directories)
+
+    inside = [f for f in files if contained(f)]
+    return inside, [f for f in files if not contained(f)]
 
 
 def _apply_baseline(
