@@ -29,6 +29,7 @@ from fuzzing import (
     line_mutated_programs,
     lint_never_raises,
     mutated_programs,
+    notebook_fix_is_sound,
 )
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
@@ -43,7 +44,7 @@ def run(source: str, examples: int, seed: int, fix: bool = True) -> dict[str, ob
         "mutated": mutated_programs(),
         "lines": line_mutated_programs(),
         "generated": generated_programs(),
-        "notebooks": st.lists(mutated_programs(), min_size=1, max_size=4),
+        "notebooks": st.lists(mutated_programs() | line_mutated_programs(), min_size=1, max_size=4),
     }[source]
 
     @settings(
@@ -58,6 +59,10 @@ def run(source: str, examples: int, seed: int, fix: bool = True) -> dict[str, ob
             result = lint_notebook(text.encode(), "fuzzed.ipynb", EVERYTHING)
             assert result.internal_error is None, result.internal_error
             diagnostics = result.diagnostics
+            if fix:
+                seen["fixed"] += 1
+                if notebook_fix_is_sound(program):
+                    seen["fixed changed"] += 1
         else:
             assert isinstance(program, str)
             diagnostics = lint_never_raises(program)

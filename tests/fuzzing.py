@@ -129,3 +129,24 @@ def line_mutated_programs(draw: st.DrawFn) -> str:
         elif op == "crlf":
             lines = [line.replace("\n", "\r\n") if line.endswith("\n") and not line.endswith("\r\n") else line for line in lines]
     return "".join(lines)
+
+
+def notebook_fix_is_sound(cells: list[str]) -> bool:
+    """``--fix --unsafe-fixes`` on a notebook of these cells: never raises; the result is the same
+    notebook (only code cells' sources differ, each still compiles in order); a second fix is a no-op."""
+    import json
+
+    from syncllint.notebook_fix import fix_notebook_text
+
+    entries = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    text = json.dumps({"cells": entries, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    outcome = fix_notebook_text(text, "fuzzed.ipynb", EVERYTHING, unsafe=True)
+    if not outcome.changed:
+        return False
+    assert outcome.error is None, outcome.error
+    fixed = json.loads(outcome.fixed)
+    assert [{**e, "source": ""} for e in fixed["cells"]] == [{**e, "source": ""} for e in entries]
+    assert invalid_reason("".join(c["source"] + "\n" for c in fixed["cells"]), "fuzzed.py") is None
+    again = fix_notebook_text(outcome.fixed, "fuzzed.ipynb", EVERYTHING, unsafe=True)
+    assert again.fixed == outcome.fixed
+    return True

@@ -17,6 +17,7 @@ from fuzzing import (
     line_mutated_programs,
     lint_never_raises,
     mutated_programs,
+    notebook_fix_is_sound,
     seeds,
 )
 from hypothesis import HealthCheck, given, settings
@@ -71,3 +72,9 @@ def test_the_fix_fuzzing_reaches_fixes() -> None:
     # Guard against a vacuous property: some seeds must have fixes that fire.
     changed = [s for s in seeds() if fix_is_sound(s).changed]
     assert len(changed) >= 10
+
+
+@settings(FAST, max_examples=60)
+@given(st.lists(line_mutated_programs(), min_size=1, max_size=3))
+def test_fixing_notebooks_of_mutated_cells_is_sound(cells: list[str]) -> None:
+    notebook_fix_is_sound(cells)
