@@ -138,7 +138,7 @@ def notebook_fix_is_sound(cells: list[str]) -> bool:
 
     from syncllint.notebook_fix import fix_notebook_text
 
-    entries = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    entries: list[dict[str, object]] = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
     text = json.dumps({"cells": entries, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
     outcome = fix_notebook_text(text, "fuzzed.ipynb", EVERYTHING, unsafe=True)
     if not outcome.changed:

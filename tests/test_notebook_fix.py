@@ -78,7 +78,7 @@ def test_a_notebook_on_stdin_is_fixed_to_stdout() -> None:
 
 
 def test_an_import_added_by_a_fix_lands_before_its_use() -> None:
-    cells = [
+    cells: list[dict[str, object]] = [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
          "source": "from torch import Tensor\n"},
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
