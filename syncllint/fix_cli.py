@@ -216,7 +216,9 @@ def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO
         render_statistics(remaining, out, as_json=job.output_format == "json")
         return
     color = job.output_format != "json" and out.isatty()
-    sources = {d.filename: _read(d.filename) for d in remaining} if job.output_format == "full" else {}
+    sources: dict[str, str] = {}
+    for name in {d.filename for d in remaining} if job.output_format == "full" else ():
+        sources.update(_read(name))
     render(remaining, job.output_format, out, color=color, sources=sources, quiet=True)
     if job.output_format == "json" or job.quiet:
         return
@@ -236,10 +238,15 @@ def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO
             out.write(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option.\n")
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> dict[str, str]:
+    """Source text keyed like ``Diagnostic.source_key``: the file, or each notebook cell."""
+    from syncllint.notebook import NOTEBOOK_SUFFIX, cell_sources
     from syncllint.runner import decode_source
 
     try:
-        return decode_source(Path(path).read_bytes()).text
+        data = Path(path).read_bytes()
+        if path.endswith(NOTEBOOK_SUFFIX):
+            return {f"{path}:cell {number}": text for number, text in cell_sources(data).items()}
+        return {path: decode_source(data).text}
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-        return ""
+        return {}

@@ -120,3 +120,24 @@ def test_diff_shows_the_notebook_change_and_writes_nothing(tmp_path: Path) -> No
     assert code == 1
     assert "+    " + json.dumps(UPLOADED + "\n") in output
     assert path.read_text(encoding="utf-8") == NBFORMAT
+
+
+def test_what_is_left_after_a_fix_is_shown_with_its_cell_source(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    data = json.loads(NBFORMAT)
+    data["cells"][3]["source"] = "y = torch.ones(2, device='cuda').sum().item()\n"
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    code, output = _run("--fix", "--output-format", "full", str(path))
+    assert code == 1
+    assert "nb.ipynb:cell 4:1:5: SYNC101" in output
+    assert "1 | y = torch.ones(2, device='cuda').sum().item()" in output
+    assert "pin_memory=True" in json.loads(path.read_text(encoding="utf-8"))["cells"][2]["source"][1]
+
+
+def test_add_noqa_does_not_touch_a_notebook_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    text = json.dumps({"cells": [{"cell_type": "code", "source": "import torch\nx = torch.ones(1, device='cuda').item()\n"}]})
+    path.write_text(text, encoding="utf-8")
+    code, output = _run("--add-noqa", str(path))
+    assert code == 2 and "does not mark findings in notebooks" in output
+    assert path.read_text(encoding="utf-8") == text
