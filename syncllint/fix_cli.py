@@ -154,11 +154,10 @@ def run(request: FixRequest, job: Job) -> int:
 
 
 def split_by_containment(files: list[str], targets: list[str]) -> tuple[list[str], list[str]]:
-    """Files whose real location lies under a given directory (or is a given file), and the rest:
-    symlinks that lead out of the tree given. Only the first are ever written."""
-    roots = [os.path.realpath(t) for t in targets]
-    directories = [r for r in roots if os.path.isdir(r)]
-    named = {r for r in roots if not os.path.isdir(r)}
+    """Files whose real location lies under a given directory (or is a given file, itself no
+    symlink), and the rest: symlinks that lead out of the paths given. Only the first are written."""
+    directories = [os.path.realpath(t) for t in targets if os.path.isdir(t)]
+    named = {os.path.realpath(t) for t in targets if not os.path.isdir(t) and not os.path.islink(t)}
 
     def contained(path: str) -> bool:
         real = os.path.realpath(path)

@@ -104,6 +104,13 @@ def test_fix_writes_nothing_reached_through_a_symlink_out_of_the_tree(tmp_path: 
     assert "not fixing" in done.stderr and "escape.py" in done.stderr
     assert "escape.py:3:7: SYNC201" in done.stdout  # still linted and reported, only not written
     assert sorted(p.name for p in outside.rglob("*")) == ["deep.py", "lib", "victim.py"]  # no temp files
+    # Named on its own, a link out of the tree is not written either; a plain file named is.
+    # (A path named explicitly, even through a linked folder, is the user's choice.)
+    done = _check_fix(str(project / "escape.py"), str(project / "lib" / "deep.py"), cwd=tmp_path)
+    assert (outside / "victim.py").read_bytes() == before[outside / "victim.py"]
+    assert "not fixing" in done.stderr and "escape.py" in done.stderr
+    assert "pin_memory=True" in (outside / "lib" / "deep.py").read_text()
+    (outside / "lib" / "deep.py").write_text(FIXABLE)
     # The same from inside the project, with the default target `.`.
     (project / "own.py").write_text(FIXABLE)
     _check_fix(cwd=project)
