@@ -1,9 +1,12 @@
 """A long fuzzing run: the properties of tests/test_fuzz.py with many more examples.
 
-    python benchmarks/fuzz_long.py --examples 10000 [--source mutated|generated|notebooks|all]
+    python benchmarks/fuzz_long.py --examples 10000 [--source mutated|lines|generated|notebooks|all] [--no-fix]
 
 Prints how many programs were linted, how many produced findings or SYNC001, how long it took,
-and the minimal failing program if any property broke (exit code 1).
+and the minimal failing program if any property broke (exit code 1). Unless --no-fix, every
+program is also fixed with ``--fix --unsafe-fixes`` (fixer.fix_source): it never raises, a
+changed output compiles, and a second fix is a no-op; ``fixed_changed`` counts the programs the
+fixes changed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from fuzzing import EVERYTHING, generated_programs, lint_never_raises, mutated_programs
+from fuzzing import (
+    EVERYTHING,
+    fix_is_sound,
+    generated_programs,
+    line_mutated_programs,
+    lint_never_raises,
+    mutated_programs,
+    notebook_fix_is_sound,
+)
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
@@ -27,12 +38,13 @@ from hypothesis import strategies as st
 from syncllint.notebook import lint_notebook
 
 
-def run(source: str, examples: int, seed: int) -> dict[str, object]:
+def run(source: str, examples: int, seed: int, fix: bool = True) -> dict[str, object]:
     seen: Counter[str] = Counter()
     strategy = {
         "mutated": mutated_programs(),
+        "lines": line_mutated_programs(),
         "generated": generated_programs(),
-        "notebooks": st.lists(mutated_programs(), min_size=1, max_size=4),
+        "notebooks": st.lists(mutated_programs() | line_mutated_programs(), min_size=1, max_size=4),
     }[source]
 
     @settings(
@@ -47,9 +59,17 @@ def run(source: str, examples: int, seed: int) -> dict[str, object]:
             result = lint_notebook(text.encode(), "fuzzed.ipynb", EVERYTHING)
             assert result.internal_error is None, result.internal_error
             diagnostics = result.diagnostics
+            if fix:
+                seen["fixed"] += 1
+                if notebook_fix_is_sound(program):
+                    seen["fixed changed"] += 1
         else:
             assert isinstance(program, str)
             diagnostics = lint_never_raises(program)
+            if fix:
+                seen["fixed"] += 1
+                if fix_is_sound(program).changed:
+                    seen["fixed changed"] += 1
         codes = {d.code for d in diagnostics}
         seen["with SYNC001" if "SYNC001" in codes else "parsed"] += 1
         if codes - {"SYNC001"}:
@@ -68,6 +88,8 @@ def run(source: str, examples: int, seed: int) -> dict[str, object]:
         "parsed": seen["parsed"],
         "sync001": seen["with SYNC001"],
         "with_findings": seen["with findings"],
+        "fixed": seen["fixed"],
+        "fixed_changed": seen["fixed changed"],
         "seconds": round(time.perf_counter() - started, 1),
         "failure": failure,
     }
@@ -76,13 +98,14 @@ def run(source: str, examples: int, seed: int) -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=10_000)
-    parser.add_argument("--source", choices=["mutated", "generated", "notebooks", "all"], default="all")
+    parser.add_argument("--source", choices=["mutated", "lines", "generated", "notebooks", "all"], default="all")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-fix", action="store_true", help="Lint only; skip the --fix properties.")
     args = parser.parse_args()
-    sources = ["mutated", "generated", "notebooks"] if args.source == "all" else [args.source]
+    sources = ["mutated", "lines", "generated", "notebooks"] if args.source == "all" else [args.source]
     failed = False
     for source in sources:
-        result = run(source, args.examples, args.seed)
+        result = run(source, args.examples, args.seed, fix=not args.no_fix)
         print(json.dumps(result, indent=2), flush=True)
         failed = failed or result["failure"] is not None
     return 1 if failed else 0

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -99,7 +100,17 @@ def run(request: FixRequest, job: Job) -> int:
         if found.missing:
             click.echo(f"syncllint: error: {found.missing[0]}: No such file or directory", err=True)
             return EXIT_ERROR
-        results = process_paths([str(p) for p in found.files], job.settings, options, job.jobs)
+        inside, outside = split_by_containment([str(p) for p in found.files], job.targets)
+        for path in outside:
+            click.echo(
+                f"syncllint: warning: not fixing {path}: it resolves to {os.path.realpath(path)}, "
+                "outside the paths given",
+                err=True,
+            )
+        results = process_paths(inside, job.settings, options, job.jobs)
+        if outside:  # still linted and reported, never written
+            lint_only = FixOptions(fix=False, write=False)
+            results = sorted(results + process_paths(outside, job.settings, lint_only, job.jobs), key=lambda r: r[0])
     errors = [o.error for _, o in results if o.error]
     for error in errors:
         click.echo(f"syncllint: internal error: {error}", err=True)
@@ -140,6 +151,20 @@ def run(request: FixRequest, job: Job) -> int:
     if request.fix_only or job.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def split_by_containment(files: list[str], targets: list[str]) -> tuple[list[str], list[str]]:
+    """Files whose real location lies under a given directory (or is a given file, itself no
+    symlink), and the rest: symlinks that lead out of the paths given. Only the first are written."""
+    directories = [os.path.realpath(t) for t in targets if os.path.isdir(t)]
+    named = {os.path.realpath(t) for t in targets if not os.path.isdir(t) and not os.path.islink(t)}
+
+    def contained(path: str) -> bool:
+        real = os.path.realpath(path)
+        return real in named or any(os.path.commonpath([real, d]) == d for d in directories)
+
+    inside = [f for f in files if contained(f)]
+    return inside, [f for f in files if not contained(f)]
 
 
 def _apply_baseline(
@@ -190,7 +215,9 @@ def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO
         render_statistics(remaining, out, as_json=job.output_format == "json")
         return
     color = job.output_format != "json" and out.isatty()
-    sources = {d.filename: _read(d.filename) for d in remaining} if job.output_format == "full" else {}
+    sources: dict[str, str] = {}
+    for name in {d.filename for d in remaining} if job.output_format == "full" else ():
+        sources.update(_read(name))
     render(remaining, job.output_format, out, color=color, sources=sources, quiet=True)
     if job.output_format == "json" or job.quiet:
         return
@@ -210,10 +237,15 @@ def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO
             out.write(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option.\n")
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> dict[str, str]:
+    """Source text keyed like ``Diagnostic.source_key``: the file, or each notebook cell."""
+    from syncllint.notebook import NOTEBOOK_SUFFIX, cell_sources
     from syncllint.runner import decode_source
 
     try:
-        return decode_source(Path(path).read_bytes()).text
+        data = Path(path).read_bytes()
+        if path.endswith(NOTEBOOK_SUFFIX):
+            return {f"{path}:cell {number}": text for number, text in cell_sources(data).items()}
+        return {path: decode_source(data).text}
     except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-        return ""
+        return {}

@@ -12,6 +12,7 @@ from syncllint.config import Settings
 from syncllint.diagnostics import Diagnostic
 from syncllint.engine import lint_source
 from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
+from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
 from syncllint.results import parse_error
 from syncllint.runner import decode_source, default_jobs
 
@@ -29,6 +30,8 @@ class FixOptions:
 
 def process_text(text: str, filename: str, settings: Settings, options: FixOptions) -> FixOutcome:
     """Fix, then mark what is left (``--add-noqa`` / ``--add-allow``); the file's new text and findings."""
+    if filename.endswith(NOTEBOOK_SUFFIX):
+        return _process_notebook(text, filename, settings, options)
     if options.fix:
         outcome = fix_source(text, filename, settings, unsafe=options.unsafe)
     else:
@@ -50,7 +53,22 @@ def process_text(text: str, filename: str, settings: Settings, options: FixOptio
     return replace(outcome, fixed=marked, remaining=remaining)
 
 
+def _process_notebook(text: str, filename: str, settings: Settings, options: FixOptions) -> FixOutcome:
+    from syncllint.notebook_fix import fix_notebook_text
+
+    if options.fix:
+        outcome = fix_notebook_text(text, filename, settings, unsafe=options.unsafe)
+    else:
+        outcome = FixOutcome(text, text, Counter(), lint_notebook(text.encode("utf-8"), filename, settings).diagnostics)
+    if outcome.error is None and (options.add_noqa or options.add_allow) and outcome.remaining:
+        tool = "--add-allow" if options.add_allow else "--add-noqa"
+        return replace(outcome, error=f"{tool} does not mark findings in notebooks; {filename}'s were left as they are")
+    return outcome
+
+
 def process_path(path: str, settings: Settings, options: FixOptions) -> FixOutcome:
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return _process_notebook_path(path, settings, options)
     try:
         source = decode_source(Path(path).read_bytes())
     except OSError as err:
@@ -64,6 +82,26 @@ def process_path(path: str, settings: Settings, options: FixOptions) -> FixOutco
         except (OSError, UnicodeEncodeError) as err:
             unchanged = lint_source(source.text, path, settings).diagnostics
             return FixOutcome(source.text, source.text, Counter(), unchanged, f"cannot write {path}: {err}")
+    return outcome
+
+
+def _process_notebook_path(path: str, settings: Settings, options: FixOptions) -> FixOutcome:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return FixOutcome("", "", remaining=(parse_error(path, f"cannot read file: {err.strerror or err}"),))
+    bom = data.startswith(b"\xef\xbb\xbf")
+    try:
+        text = data[3 if bom else 0 :].decode("utf-8")
+    except UnicodeDecodeError:  # not a notebook we can fix: report it as linting does, write nothing
+        return FixOutcome("", "", remaining=lint_notebook(data, path, settings).diagnostics)
+    outcome = _process_notebook(text, path, settings, options)
+    if options.write and outcome.changed:
+        try:
+            write_atomic(Path(path), outcome.fixed, "utf-8", bom)
+        except OSError as err:
+            unchanged = lint_notebook(data, path, settings).diagnostics
+            return FixOutcome(text, text, Counter(), unchanged, f"cannot write {path}: {err}")
     return outcome
 
 

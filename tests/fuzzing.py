@@ -16,6 +16,7 @@ from syncllint.catalogue import load_catalogue
 from syncllint.config import Settings
 from syncllint.diagnostics import Confidence, Diagnostic
 from syncllint.engine import lint_source
+from syncllint.fixer import FixOutcome, fix_source, invalid_reason
 
 REPO = Path(__file__).resolve().parent.parent
 EVERYTHING = Settings(select=("ALL",), min_confidence=Confidence.LOW)
@@ -91,3 +92,61 @@ def lint_never_raises(source: str) -> tuple[Diagnostic, ...]:
         assert 1 <= d.start.row <= d.end.row <= rows, d
         assert d.start.column >= 1 and d.end.column >= 1, d
     return diagnostics
+
+
+def fix_is_sound(source: str) -> FixOutcome:
+    """``--fix --unsafe-fixes`` on ``source``: never raises; a changed output parses and compiles;
+    fixing the output again changes nothing (the fixer reached a fixed point)."""
+    outcome = fix_source(source, "fuzzed.py", EVERYTHING, unsafe=True)
+    if outcome.changed:
+        assert outcome.error is None, outcome.error
+        assert invalid_reason(outcome.fixed, "fuzzed.py") is None, outcome.fixed
+        again = fix_source(outcome.fixed, "fuzzed.py", EVERYTHING, unsafe=True)
+        assert again.fixed == outcome.fixed, (outcome.fixed, again.fixed)
+    else:
+        assert outcome.fixed == source
+    return outcome
+
+
+@st.composite
+def line_mutated_programs(draw: st.DrawFn) -> str:
+    """Seeds changed a whole line at a time (drop, repeat, swap, join two seeds, CRLF): most still
+    parse, so the fixes fire far more often than on byte-level mutations."""
+    lines = draw(st.sampled_from(seeds())).splitlines(keepends=True)
+    for _ in range(draw(st.integers(min_value=0, max_value=3))):
+        if not lines:
+            break
+        i = draw(st.integers(min_value=0, max_value=len(lines) - 1))
+        op = draw(st.sampled_from(["drop", "repeat", "swap", "join", "crlf"]))
+        if op == "drop":
+            del lines[i]
+        elif op == "repeat":
+            lines.insert(i, lines[i])
+        elif op == "swap" and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        elif op == "join":
+            lines += draw(st.sampled_from(seeds())).splitlines(keepends=True)
+        elif op == "crlf":
+            lines = [line.replace("\n", "\r\n") if line.endswith("\n") and not line.endswith("\r\n") else line for line in lines]
+    return "".join(lines)
+
+
+def notebook_fix_is_sound(cells: list[str]) -> bool:
+    """``--fix --unsafe-fixes`` on a notebook of these cells: never raises; the result is the same
+    notebook (only code cells' sources differ, each still compiles in order); a second fix is a no-op."""
+    import json
+
+    from syncllint.notebook_fix import fix_notebook_text
+
+    entries: list[dict[str, object]] = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c} for c in cells]
+    text = json.dumps({"cells": entries, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    outcome = fix_notebook_text(text, "fuzzed.ipynb", EVERYTHING, unsafe=True)
+    if not outcome.changed:
+        return False
+    assert outcome.error is None, outcome.error
+    fixed = json.loads(outcome.fixed)
+    assert [{**e, "source": ""} for e in fixed["cells"]] == [{**e, "source": ""} for e in entries]
+    assert invalid_reason("".join(c["source"] + "\n" for c in fixed["cells"]), "fuzzed.py") is None
+    again = fix_notebook_text(outcome.fixed, "fuzzed.ipynb", EVERYTHING, unsafe=True)
+    assert again.fixed == outcome.fixed
+    return True

@@ -194,3 +194,24 @@ def test_multi_line_fixes_keep_their_indentation_inside_blocks() -> None:
         "        t = torch.tensor(\n            [1, 2],\n            dtype=torch.int32,\n            pin_memory=True,\n"
         "        ).to(\"cuda\", non_blocking=True)\n"
     ) in fixed
+
+
+def test_mixed_line_endings_and_bom_are_kept_outside_the_edit(tmp_path: Path) -> None:
+    # Every kind of line break, a form feed, a tab, trailing blanks and no final newline: only the
+    # edited span may change.
+    head = b"\xef\xbb\xbf# -*- coding: utf-8 -*-\r\nimport torch\n\x0c\r\n# caf\xc3\xa9 \t \r"
+    tail = b"\r\n\tpass  \n# end"
+    before = b'ids = torch.tensor([1, 2], device="cuda")  # ids'
+    after = b'ids = torch.tensor([1, 2], pin_memory=True).to("cuda", non_blocking=True)  # ids'
+    path = _write(tmp_path, head + before + b"\nif ids:" + tail)
+    outcome = fix_path(str(path), ALL)
+    assert outcome.changed and outcome.error is None
+    assert path.read_bytes() == head + after + b"\nif ids:" + tail
+
+
+def test_non_utf8_cookie_keeps_the_non_ascii_bytes_on_an_edited_line(tmp_path: Path) -> None:
+    source = "# coding: cp1252\r\nimport torch\r\n\r\nids = torch.tensor([1, 2], device=\"cuda\")  # \u20ac \xe9\r\n"
+    path = _write(tmp_path, source.encode("cp1252"))
+    fix_path(str(path), ALL)
+    expected = source.replace('device="cuda")', 'pin_memory=True).to("cuda", non_blocking=True)')
+    assert path.read_bytes() == expected.encode("cp1252")

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -62,19 +63,39 @@ def test_hook_definitions() -> None:
         assert hook["require_serial"] is False
 
 
-@pytest.mark.slow
-@needs_tools
-def test_try_repo_fails_on_a_sync_and_passes_clean_code(tmp_path: Path) -> None:
-    source = _committed_copy_of_this_tree(tmp_path / "syncllint")
+@dataclass(frozen=True)
+class HookRepo:
+    source: Path  # a committed copy of this tree, for try-repo
+    env: dict[str, str]  # one PRE_COMMIT_HOME: the hook environment is built once per module
+
+    def try_repo(self, project: Path, hook: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "pre_commit", "try-repo", str(self.source), hook]
+        return subprocess.run(command, cwd=project, check=False, capture_output=True, text=True, env=self.env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
+    base = tmp_path_factory.mktemp("pre-commit")
+    source = _committed_copy_of_this_tree(base / "syncllint")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(base / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
+    return HookRepo(source, env)
+
+
+def _project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     project.mkdir()
     _git(project, "init", "-q")
+    return project
+
+
+@pytest.mark.slow
+@needs_tools
+def test_try_repo_fails_on_a_sync_and_passes_clean_code(tmp_path: Path, hook_repo: HookRepo) -> None:
+    project = _project(tmp_path)
     (project / "step.py").write_text("import torch\n\ndef step(x: torch.Tensor) -> float:\n    return x.sum().item()\n")
     _git(project, "add", "step.py")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(source), "syncllint"]
 
-    failing = subprocess.run(command, cwd=project, check=False, capture_output=True, text=True, env=env, timeout=600)
+    failing = hook_repo.try_repo(project, "syncllint")
     assert failing.returncode == 1, failing.stdout + failing.stderr
     assert "step.py:4:12: SYNC101" in failing.stdout
     assert "Failed" in failing.stdout
@@ -83,6 +104,27 @@ def test_try_repo_fails_on_a_sync_and_passes_clean_code(tmp_path: Path) -> None:
     (project / "step.py").unlink()
     (project / "clean.py").write_text("import torch\n\ndef step(x: torch.Tensor) -> torch.Tensor:\n    return x.sum()\n")
     _git(project, "add", "clean.py")
-    passing = subprocess.run(command, cwd=project, check=False, capture_output=True, text=True, env=env, timeout=600)
+    passing = hook_repo.try_repo(project, "syncllint")
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
+
+
+@pytest.mark.slow
+@needs_tools
+def test_fix_hook_fixes_a_staged_file_fails_once_then_passes(tmp_path: Path, hook_repo: HookRepo) -> None:
+    project = _project(tmp_path)
+    upload = 'import torch\n\nids = torch.tensor([1, 2], device="cuda")\n'
+    (project / "upload.py").write_text(upload)
+    _git(project, "add", "upload.py")
+
+    first = hook_repo.try_repo(project, "syncllint-fix")
+    assert first.returncode == 1, first.stdout + first.stderr  # it changed a file: the commit must stop
+    assert "Failed" in first.stdout and "files were modified by this hook" in first.stdout
+    fixed = (project / "upload.py").read_text()
+    assert fixed == upload.replace('device="cuda")', 'pin_memory=True).to("cuda", non_blocking=True)')
+
+    _git(project, "add", "upload.py")  # what a user does next: stage the fix, commit again
+    second = hook_repo.try_repo(project, "syncllint-fix")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Passed" in second.stdout
+    assert (project / "upload.py").read_text() == fixed

@@ -58,3 +58,61 @@ def test_linting_never_imports_or_runs_the_linted_code(tmp_path: Path) -> None:
     assert as_module.returncode == 1, as_module.stderr
     assert as_module.stdout.count("SYNC101") == 27
     assert not marker.exists(), "linting ran the linted code"
+
+
+FIXABLE = 'import torch\n\nids = torch.tensor([1, 2], device="cuda")\n'
+
+
+def _check_fix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-m", "syncllint", "check", "--fix", "--unsafe-fixes", "--isolated", *args],
+        cwd=cwd, check=False, capture_output=True, text=True, timeout=600, env=env,
+    )
+
+
+def test_fix_never_imports_or_runs_the_fixed_code(tmp_path: Path) -> None:
+    target = tmp_path / "project"
+    target.mkdir()
+    marker = tmp_path / "MARKER"
+    _plant(target, marker)
+    (target / "fixable.py").write_text(PAYLOAD.format(marker=str(marker)) + FIXABLE)
+    done = _check_fix(str(target), "-j", "2", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # the .item() findings have no fix and remain
+    assert "pin_memory=True" in (target / "fixable.py").read_text()  # the fixer did run and write
+    assert not marker.exists(), "--fix ran the code it fixed"
+
+
+def test_fix_writes_nothing_reached_through_a_symlink_out_of_the_tree(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "lib").mkdir(parents=True)
+    (outside / "victim.py").write_text(FIXABLE)
+    (outside / "lib" / "deep.py").write_text(FIXABLE)
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "own.py").write_text(FIXABLE)
+    (project / "pkg" / "inner.py").write_text(FIXABLE)
+    (project / "pkg" / "alias.py").symlink_to(project / "own.py")  # a link inside the tree is fine
+    (project / "escape.py").symlink_to(outside / "victim.py")
+    (project / "lib").symlink_to(outside / "lib", target_is_directory=True)
+    before = {p: p.read_bytes() for p in outside.rglob("*.py")}
+
+    done = _check_fix(str(project), cwd=tmp_path)
+    assert {p: p.read_bytes() for p in outside.rglob("*.py")} == before
+    assert "pin_memory=True" in (project / "own.py").read_text()
+    assert "pin_memory=True" in (project / "pkg" / "inner.py").read_text()
+    assert "not fixing" in done.stderr and "escape.py" in done.stderr
+    assert "escape.py:3:7: SYNC201" in done.stdout  # still linted and reported, only not written
+    assert sorted(p.name for p in outside.rglob("*")) == ["deep.py", "lib", "victim.py"]  # no temp files
+    # Named on its own, a link out of the tree is not written either; a plain file named is.
+    # (A path named explicitly, even through a linked folder, is the user's choice.)
+    done = _check_fix(str(project / "escape.py"), str(project / "lib" / "deep.py"), cwd=tmp_path)
+    assert (outside / "victim.py").read_bytes() == before[outside / "victim.py"]
+    assert "not fixing" in done.stderr and "escape.py" in done.stderr
+    assert "pin_memory=True" in (outside / "lib" / "deep.py").read_text()
+    (outside / "lib" / "deep.py").write_text(FIXABLE)
+    # The same from inside the project, with the default target `.`.
+    (project / "own.py").write_text(FIXABLE)
+    _check_fix(cwd=project)
+    assert {p: p.read_bytes() for p in outside.rglob("*.py")} == before
+    assert "pin_memory=True" in (project / "own.py").read_text()
