@@ -151,7 +151,7 @@ def check(
                     sources.update(_sources_of(result.filename, _read_bytes(result.filename)))
 
     diagnostics = [d for result in results for d in result.diagnostics]
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     color = output_format in ("concise", "full", "grouped") and out.isatty()
     if statistics:
         render_statistics(diagnostics, out, as_json=output_format == "json")
@@ -176,7 +176,7 @@ def _run_cache(settings: Settings, no_cache: bool, cache_dir: str | None) -> Cac
 def _progress(quiet: bool) -> Progress | None:
     from syncllint.progress import progress_for
 
-    return progress_for(click.get_text_stream("stderr"), quiet)
+    return progress_for(sys.stderr, quiet)
 
 
 def _excluded(path: Path, settings: Settings) -> bool:

@@ -89,7 +89,7 @@ def run(request: FixRequest, job: Job) -> int:
         add_noqa=request.add_noqa and not request.diff,
         add_allow=request.add_allow and not request.diff,
     )
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     if job.use_stdin:
         text = sys.stdin.read()
         results = [(job.stdin_name, process_text(text, job.stdin_name, job.settings, options))]
@@ -137,7 +137,7 @@ def run(request: FixRequest, job: Job) -> int:
     report_out: TextIO = out
     if job.use_stdin and (request.applies_fixes or options.add_noqa or options.add_allow):
         out.write(results[0][1].fixed)  # the fixed code goes to stdout, the report to stderr
-        report_out = click.get_text_stream("stderr")
+        report_out = sys.stderr
     if request.show_fixes and total_fixed:
         _show_fixes(fixed, report_out)
     if not request.fix_only:
