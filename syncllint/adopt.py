@@ -1,8 +1,9 @@
 """Adoption tools: mark every remaining finding so a big codebase can turn the linter on in one commit.
 
 ``--add-noqa`` appends ``# noqa: CODE`` to the statement's last line; ``--add-allow`` wraps the
-statement in ``with gpu_sync_allowed():`` with a TODO comment (a finding on a compound statement's
-header, ``if t.any():``, gets a ``# noqa`` instead: wrapping the header would allow its whole body).
+statement in ``with gpu_sync_allowed():`` marked ``# TODO(syncllint): justify or remove`` (a finding
+on a compound statement's header, ``if t.any():``, gets a ``# noqa`` instead: wrapping the header
+would allow its whole body).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from syncllint.config import Settings
 from syncllint.diagnostics import PARSE_ERROR_CODE, Diagnostic
 from syncllint.fixes import import_edits
 
-TODO_COMMENT = "# TODO(syncllint): justify or remove"
+ADOPTION_COMMENT = "# TODO(syncllint): justify or remove"
 _NOQA_CODES = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 _LINE = re.compile(r"[^\r\n]*(\r\n|\r|\n|$)")
 
@@ -83,7 +84,7 @@ class _Wrapper(cst.CSTTransformer):
         if not rows:
             return updated_node
         self.wrapped |= rows
-        header = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(TODO_COMMENT))
+        header = cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment(ADOPTION_COMMENT))
         return cst.With(
             items=[cst.WithItem(item=cst.Call(func=cst.Name(self._name)))],
             body=cst.IndentedBlock(body=[updated_node.with_changes(leading_lines=())], header=header),

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from syncllint.config import ConfigError, Settings, find_config, load_config_file, resolve_settings
+from syncllint.config import (
+    ConfigError,
+    Settings,
+    find_config,
+    load_config_file,
+    resolve_settings,
+)
 from syncllint.diagnostics import Confidence
 from tests.test_cli import SYNCING, run
 

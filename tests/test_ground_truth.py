@@ -7,8 +7,7 @@ to the rule that flags it or to ``no-sync``. Each idiom's code is linted after i
 setup lines (so ``x``, ``mask``, ``g0``, ``cpu`` ... have the devices and dtypes they had on the
 GPU): a syncing idiom must be flagged by its rule, a non-syncing one by no rule at all.
 
-A rule that lives on another branch (not registered here yet) makes its rows skip, so after all
-branches merge every row is checked.
+Every mapped code must be a registered rule: no row is skipped.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from syncllint.checks import all_rules
 from syncllint.config import Settings
 from syncllint.diagnostics import Confidence
 from syncllint.engine import lint_source
+from tests.probe_setup import GPU_PROBE_SETUP
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,35 +47,8 @@ pytestmark = pytest.mark.skipif(
     not GPU_TRUTH.is_file(), reason=f"shared/ground-truth not found (looked in {', '.join(map(str, _CANDIDATES))})"
 )
 
-# Rules other branches add; their rows skip until they are registered. Anything else must exist.
-_ELSEWHERE = frozenset(
-    (
-        "SYNC104", "SYNC202", "SYNC402", "SYNC403", "SYNC501", "SYNC502", "SYNC503", "SYNC504", "SYNC505",
-        "SYNC701", "SYNC702", "SYNC703", "SYNC801",
-    )
-)
 BLOCKED_MS = 50.0  # the timing oracle: ~100 ms means the host waited for the 100 ms kernel
 
-# The probes' setup, statement for statement, so inference sees what the GPU saw.
-_GPU_SETUP = """\
-import torch
-import torch.nn.functional as F
-
-dev = torch.device("cuda")
-g = torch.Generator(device="cpu").manual_seed(0)
-x = torch.randn(1024, generator=g).to(dev)
-mask = (torch.randn(1024, generator=g) > 0).to(dev)
-idx = torch.randint(0, 1024, (64,), generator=g).to(dev)
-s = torch.tensor(7).to(dev)
-n = torch.tensor(16, dtype=torch.long).to(dev)
-cpu = torch.randn(1024, generator=g)
-lst = list(range(64))
-pinned = torch.arange(64).pin_memory()
-m = torch.randn(8, 8, generator=g).to(dev)
-spd = (m @ m.T + 8 * torch.eye(8, device=dev))
-cls = torch.randint(0, 10, (64,), generator=g).to(dev)
-rep = torch.tensor([1, 2, 0, 1]).to(dev)
-"""
 _SEMANTICS_SETUP = """\
 import numpy as np
 import torch
@@ -159,10 +132,10 @@ def load_idioms() -> list[Idiom]:
     idioms: list[Idiom] = []
     for name, row in _gpu_rows().items():
         if "error" in row:
-            idioms.append(Idiom("gpu_sync_truth", name, None, False, _GPU_SETUP))
+            idioms.append(Idiom("gpu_sync_truth", name, None, False, GPU_PROBE_SETUP))
             continue
         syncs = int(row["syncs"]) > 0 or float(row["blocked_ms"]) > BLOCKED_MS
-        idioms.append(Idiom("gpu_sync_truth", name, str(row["code"]), syncs, _GPU_SETUP))
+        idioms.append(Idiom("gpu_sync_truth", name, str(row["code"]), syncs, GPU_PROBE_SETUP))
     codes = _semantics_codes()
     for line in SEMANTICS.read_text(encoding="utf-8").splitlines():
         if line.startswith(("#", "case\t")) or not line.strip():
@@ -198,11 +171,11 @@ def test_map_names_every_idiom_and_nothing_else() -> None:
         assert mapped - measured == set(), f"[{table}] entries for idioms the ground truth does not have"
 
 
-def test_every_mapped_code_is_a_rule_here_or_on_a_known_branch() -> None:
+def test_every_mapped_code_is_a_registered_rule() -> None:
     for table in ("gpu_sync_truth", "sync_semantics"):
         for name, raw in MAP[table].items():
             for code in _entry(raw).codes:
-                assert code in REGISTERED or code in _ELSEWHERE, f"[{table}] {name}: unknown rule {code}"
+                assert code in REGISTERED, f"[{table}] {name}: unknown rule {code}"
 
 
 def test_the_probes_cover_both_tables() -> None:
@@ -233,11 +206,7 @@ def test_idiom_is_covered(idiom: Idiom) -> None:
         unexpected = found - set(entry.allow)
         assert not unexpected, f"must-not-flag idiom {idiom.name} ({idiom.code!r}) flagged by {sorted(unexpected)}"
         return
-    pending = [c for c in entry.codes if c not in REGISTERED]
     for code in entry.codes:
-        if code in REGISTERED:
-            assert code in found, f"{idiom.name} ({idiom.code!r}) not flagged by {code}; found {sorted(found)}"
-            page = load_catalogue().get(code)
-            assert page is not None and page.of_kind("flag"), f"{code} has no page with a flag example"
-    if pending:
-        pytest.skip(f"{', '.join(pending)} not registered on this branch")
+        assert code in found, f"{idiom.name} ({idiom.code!r}) not flagged by {code}; found {sorted(found)}"
+        page = load_catalogue().get(code)
+        assert page is not None and page.of_kind("flag"), f"{code} has no page with a flag example"

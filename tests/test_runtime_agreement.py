@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from syncllint.runtime import sync_check
 from syncllint.runtime.events import KINDS
+from tests.probe_setup import GPU_PROBE_SETUP
 
 # Disagreements with the H200 that are known and accepted: none on this table (see
 # docs/verify/emulation.md for the ones outside it).
@@ -25,25 +26,10 @@ MUST_NOT_MISS = ("scalar read", "shape read", "D2H", "H2D")
 
 
 def setup() -> dict[str, Any]:
-    import torch.nn.functional as F
-
-    dev = torch.device("cuda")
-    g = torch.Generator(device="cpu").manual_seed(0)
-    x = torch.randn(1024, generator=g).to(dev)
-    mask = (torch.randn(1024, generator=g) > 0).to(dev)
-    idx = torch.randint(0, 1024, (64,), generator=g).to(dev)
-    s = torch.tensor(7).to(dev)
-    n = torch.tensor(16, dtype=torch.long).to(dev)
-    cpu = torch.randn(1024, generator=g)
-    lst = list(range(64))
-    pinned = torch.arange(64).pin_memory()
-    m = torch.randn(8, 8, generator=g).to(dev)
-    spd = m @ m.T + 8 * torch.eye(8, device=dev)
-    cls = torch.randint(0, 10, (64,), generator=g).to(dev)
-    rep = torch.tensor([1, 2, 0, 1]).to(dev)
+    namespace: dict[str, Any] = {}
+    exec(GPU_PROBE_SETUP, namespace)  # noqa: S102 - the probe's own setup, shared with the lint test
     torch.cuda.synchronize()
-    named = {"x": x, "mask": mask, "idx": idx, "s": s, "n": n, "cpu": cpu, "lst": lst, "pinned": pinned, "m": m}
-    return named | {"spd": spd, "cls": cls, "rep": rep, "torch": torch, "F": F, "dev": dev}
+    return namespace
 
 
 TRUTH: list[tuple[str, str, bool]] = [
