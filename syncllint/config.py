@@ -28,9 +28,17 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_HOT_PATHS = ("forward", "__call__", "*step*", "sample*", "*_sample*", "decode*", "*_decode*", "execute*", "*_execute*")
 
-# CPU backends and host KV pools. Not processors: their post-processing reads model outputs
-# on the device (measured on labelled transformers code: more syncs missed than noise saved).
-DEFAULT_HOST_MODULES = ("*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*")
+# CPU backends, host KV pools, and processors of user input (images, audio, text) before the
+# model sees it. A processor's post-processing reads model outputs on the device: see
+# ``output-functions``.
+DEFAULT_HOST_MODULES = (
+    "*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*",
+    "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
+    "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
+)
+# Functions of a host module that take model outputs (and the module functions they call):
+# the host-module assumption does not hold there.
+DEFAULT_OUTPUT_FUNCTIONS = ("post_process*", "postprocess*", "_post_process*", "*_postprocess*", "batch_decode", "decode")
 
 PRESETS: dict[str, dict[str, Any]] = {
     "vllm": {
@@ -59,6 +67,7 @@ class Settings:
     hot_path_functions: tuple[str, ...] = DEFAULT_HOT_PATHS
     # Paths of CPU-backend code, where a tensor of unknown device is a host tensor.
     host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
+    output_functions: tuple[str, ...] = DEFAULT_OUTPUT_FUNCTIONS
     preset: str | None = None
     h2d_helper: str | None = None
     # Where the settings came from; relative patterns resolve against it.
@@ -77,6 +86,7 @@ _LIST_KEYS = {
     "device-suffixes": "device_suffixes",
     "hot-path-functions": "hot_path_functions",
     "host-modules": "host_modules",
+    "output-functions": "output_functions",
 }
 _KNOWN_KEYS = set(_LIST_KEYS) | {
     "per-file-ignores", "respect-gitignore", "min-confidence", "preset", "h2d-helper",

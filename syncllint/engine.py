@@ -12,9 +12,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.devices import DeviceInference, mirrored_names
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.noqa import parse_noqa
+from syncllint.analysis.host_context import HostContext, host_context
 from syncllint.analysis.positions import node_ranges
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
@@ -128,17 +129,12 @@ def _analyse(module: cst.Module, source: str, filename: str, settings: Settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    walker = _walk(module, rule_set, settings, is_host_module(filename, settings), source)
+    host = host_context(module, Path(filename).as_posix(), source, settings.host_modules, settings.output_functions)
+    walker = _walk(module, rule_set, settings, host, source)
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:
         return FileResult(filename, ())
     return FileResult(filename, _to_diagnostics(module, source, filename, findings, settings))
-
-
-def is_host_module(filename: str, settings: Settings) -> bool:
-    """Modules of a CPU backend, by path: their tensors of unknown device live on the host."""
-    posix = Path(filename).as_posix()
-    return any(fnmatch.fnmatch(posix, pattern) for pattern in settings.host_modules)
 
 
 def _record_top_level_imports(body: Sequence[cst.CSTNode], imports: ImportMap) -> None:
@@ -157,13 +153,18 @@ def _record_top_level_imports(body: Sequence[cst.CSTNode], imports: ImportMap) -
 
 
 def _walk(
-    module: cst.Module, rule_set: RuleSet, settings: Settings, host_module: bool, source_text: str = ""
+    module: cst.Module,
+    rule_set: RuleSet,
+    settings: Settings,
+    host: HostContext,
+    source_text: str = "",
 ) -> BatchedWalker:
     imports = ImportMap()
     # A cheap read of the top-level imports first (also under ``if``/``try``, as in
     # ``if is_torch_available(): import torch``), so names used before a late import resolve.
     _record_top_level_imports(module.body, imports)
-    inference = DeviceInference(imports, settings.host_suffixes, settings.device_suffixes)
+    mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else frozenset()
+    inference = DeviceInference(imports, settings.host_suffixes, settings.device_suffixes, mirrored)
     walker = BatchedWalker(
         rule_set.dispatch,
         imports,
@@ -173,7 +174,7 @@ def _walk(
         # ``import torch`` inside functions counts too: the module works with torch.
         module_imports_torch=imports.imports_module("torch") or "import torch" in source_text or "from torch" in source_text,
         module_imports_numpy=imports.imports_module("numpy"),
-        host_module=host_module,
+        host=host,
     )
     walker.h2d_helper = settings.h2d_helper
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])

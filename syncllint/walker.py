@@ -10,6 +10,8 @@ import libcst as cst
 
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.host_context import HostContext
+from syncllint.analysis.narrowing import Narrowing
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.values import (
     PYTHON,
@@ -51,11 +53,11 @@ _COMPREHENSION_KINDS = _kinds(cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.D
 _SUITE_KINDS = _kinds(cst.BaseSuite)
 _ENTER_KINDS = _kinds(
     cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda,
-    cst.ClassDef, cst.With, cst.For, cst.While, cst.Annotation,
+    cst.ClassDef, cst.With, cst.For, cst.While, cst.Annotation, cst.BooleanOperation,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 _LEAVE_KINDS = _kinds(
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr, cst.Call,
-    cst.Annotation,
+    cst.Annotation, cst.Assert, cst.BooleanOperation,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 
 
@@ -85,7 +87,7 @@ class BatchedWalker(cst.CSTVisitor):
         hot_path_functions: tuple[str, ...],
         module_imports_torch: bool,
         module_imports_numpy: bool,
-        host_module: bool = False,
+        host: HostContext = HostContext(),
     ) -> None:
         super().__init__()
         self._dispatch = dispatch
@@ -93,14 +95,16 @@ class BatchedWalker(cst.CSTVisitor):
         self.inference = inference
         self.module_imports_torch = module_imports_torch
         self.module_imports_numpy = module_imports_numpy
-        self.host_module = host_module
+        self._host = host
+        self._classes: list[str] = []
+        self._narrowing = Narrowing(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
         self._hot_patterns = hot_path_functions
         self.findings: list[RawFinding] = []
-        # Per function: [allowed depth, loop depth, hot?]. Nested defs start fresh: a def
-        # written inside ``with gpu_sync_allowed():`` runs later, outside the region.
-        self._frames: list[list[int]] = [[0, 0, 0]]
+        # Per function: [allowed depth, loop depth, hot?, host code?]. Nested defs start fresh: a
+        # def written inside ``with gpu_sync_allowed():`` runs later, outside the region.
+        self._frames: list[list[int]] = [[0, 0, 0, int(host.module_is_host)]]
         self._allowing_bodies: set[int] = set()
         self._loop_bodies: set[int] = set()
         self._statements: list[cst.CSTNode] = []
@@ -124,8 +128,9 @@ class BatchedWalker(cst.CSTVisitor):
         frame = self._frames[-1]
         if frame[0] > 0 or self._annotation_depth:
             return
-        if self.host_module and confidence is Confidence.MEDIUM:
-            # CPU-backend modules (``cpu_attn.py``, ``ops/cpu/``): unknown tensors live on the host.
+        if frame[3] and confidence is Confidence.MEDIUM:
+            # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
+            # tensors live on the host.
             confidence = Confidence.LOW
         statement = self._statements[-1] if self._statements else None
         self.findings.append(
@@ -160,10 +165,11 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.Lambda):
-            self._frames.append([0, 0, self._frames[-1][2]])
+            self._frames.append([0, 0, self._frames[-1][2], self._frames[-1][3]])
             self.inference.enter_function()
             self.inference.bind_parameters(node.params, tensor_by_default=False)
         elif isinstance(node, cst.ClassDef):
+            self._classes.append(node.name.value)
             self.inference.enter_class()
         elif isinstance(node, cst.With):
             self._enter_with(node)
@@ -179,6 +185,10 @@ class BatchedWalker(cst.CSTVisitor):
                 comp = comp.inner_for_in
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
+        elif isinstance(node, cst.If):
+            self._narrowing.enter_if(node)
+        elif isinstance(node, cst.BooleanOperation):
+            self._narrowing.enter_and(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if type(original_node) in _LEAVE_KINDS:
@@ -205,6 +215,7 @@ class BatchedWalker(cst.CSTVisitor):
             if isinstance(node, cst.FunctionDef):
                 self.inference.bind(node.name, PYTHON)
         elif isinstance(node, cst.ClassDef):
+            self._classes.pop()
             self.inference.exit_class()
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._frames[-1][1] -= 1
@@ -214,6 +225,12 @@ class BatchedWalker(cst.CSTVisitor):
             self._note_default_device_call(node.value)
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
+        elif isinstance(node, cst.If):
+            self._narrowing.leave_if(node, _ends_flow(node.body))
+        elif isinstance(node, cst.Assert):
+            self._narrowing.assert_(node)
+        elif isinstance(node, cst.BooleanOperation):
+            self._narrowing.leave_and(node)
 
     # -- helpers ----------------------------------------------------------------------------
     def _enter_function(self, node: cst.FunctionDef) -> None:
@@ -221,7 +238,9 @@ class BatchedWalker(cst.CSTVisitor):
         hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
         # A kernel (``@triton.jit``) runs on the device: nothing in it is a host sync, so it is
         # treated like an allowed region.
-        self._frames.append([int(self._is_kernel(node)), 0, int(bool(hot))])
+        enclosing_class = self._classes[-1] if self._classes else None
+        host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]))
+        self._frames.append([int(self._is_kernel(node)), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         # ``forward`` and ``__call__`` of a module get tensors unless annotated otherwise.
         self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",))
@@ -249,6 +268,7 @@ class BatchedWalker(cst.CSTVisitor):
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
         self.inference.enter_block()
+        self._narrowing.enter_suite(node)
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] += 1
@@ -259,6 +279,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.set_default_device(self._default_device_bodies[key])
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
+        self._narrowing.leave_suite(node)
         self.inference.leave_block(_ends_flow(node))
         key = id(node)
         if key in self._allowing_bodies:

@@ -184,12 +184,12 @@ def test_add_allow_falls_back_to_noqa_on_a_compound_header(tmp_path: Path) -> No
 def test_multi_line_fixes_keep_their_indentation_inside_blocks() -> None:
     source = (
         "import torch\n\n\ndef f(x: torch.Tensor, n: int):\n    x = x.cuda()\n    if n:\n"
-        "        x[\n            1:n, 0\n        ] = 0\n"
+        "        x[\n            1, n\n        ] = 0\n"
         "        t = torch.tensor(\n            [1, 2],\n            dtype=torch.int32,\n            device=\"cuda\",\n        )\n"
         "    return x, t\n"
     )
     fixed = fix_source(source, "f.py", ALL).fixed
-    assert "        x[\n            1:n, 0\n        ].fill_(0)\n" in fixed
+    assert "        x[\n            1, n\n        ].fill_(0)\n" in fixed
     assert (
         "        t = torch.tensor(\n            [1, 2],\n            dtype=torch.int32,\n            pin_memory=True,\n"
         "        ).to(\"cuda\", non_blocking=True)\n"

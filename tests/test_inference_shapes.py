@@ -40,7 +40,7 @@ HEADER = "import torch\ndev = torch.device('cuda')\n"
         ("s = torch.full((), 3, device=dev)\ns\n", Place.DEVICE, True),
         ("s = torch.zeros(4, device=dev)\ns\n", Place.DEVICE, False),
         ("s = torch.tensor([1, 2]).to(dev)\ns\n", Place.DEVICE, False),
-        ("s = torch.tensor(7).to(dev).cpu()\ns\n", Place.HOST_TENSOR, False),
+        ("s = torch.tensor(7).to(dev).cpu()\ns\n", Place.HOST_TENSOR, True),
         ("lst = [1, 2]\ns = torch.tensor(lst)\ns\n", Place.HOST_TENSOR, False),
     ],
 )

@@ -4,6 +4,8 @@
                                                    # write .work/worklist.csv
     python benchmarks/accuracy/sample.py draw-extra  # then: 3 more default-threshold findings per (project, code)
     python benchmarks/accuracy/sample.py show N..M # print worklist rows N..M with their function's context
+    python benchmarks/accuracy/sample.py draw-uniform   # held-out round: uniform draws from the current linter
+    python benchmarks/accuracy/sample.py show-uniform N..M
 
 Two strata:
 - findings of the linter at ``--min-confidence low`` (every rule), stratified by (code, confidence): the
@@ -31,6 +33,7 @@ SEED = 20261129
 FINDINGS_PER_STRATUM = 6
 GREP_PER_IDIOM = 3
 WORKLIST = WORK / "worklist.csv"
+LABELS_FILE = Path(__file__).resolve().parent / "labels.csv"
 
 # Idioms that sync when the receiver is a device tensor; grepped on lines the linter left alone.
 GREP_IDIOMS: dict[str, str] = {
@@ -153,9 +156,63 @@ def draw_extra() -> None:
     print(f"added {len(added)} rows from {start}")
 
 
-def show(first: int, last: int) -> None:
+UNIFORM_FINDINGS = 50
+UNIFORM_GREP = 25
+UNIFORM_WORKLIST = WORK / "worklist-uniform.csv"
+
+
+def draw_uniform() -> None:
+    """Third round, a held-out check of the current linter: uniform draws, not stratified.
+
+    Per project, ``UNIFORM_FINDINGS`` findings of the default run (plus the explicit waits) drawn
+    uniformly, so their plain precision estimates the whole run's; and ``UNIFORM_GREP`` grep hits
+    on lines that run left alone, for the misses. Lines already labelled are skipped.
+    """
+    with LABELS_FILE.open() as handle:
+        taken = {(r["project"], r["file"], r["line"]) for r in csv.DictReader(handle)}
+    rows: list[dict[str, str]] = []
+    population: dict[str, dict[str, int]] = {}
+    for corpus in CORPORA:
+        rng = random.Random(f"{SEED}-{corpus.project}-uniform")
+        findings = run_linter(sampled_files(corpus), corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
+        flagged: set[tuple[str, int]] = set()
+        candidates: list[dict[str, str]] = []
+        for f in findings:
+            file = relative_file(corpus, f["filename"])
+            for number in range(int(f["location"]["row"]), int(f["end_location"]["row"]) + 1):
+                flagged.add((file, number))
+            if (corpus.project, file, str(f["location"]["row"])) not in taken:
+                candidates.append({"project": corpus.project, "version": corpus.version, "file": file,
+                                   "line": str(f["location"]["row"]), "code": f["code"],
+                                   "source": f"uniform:{f['confidence']}"})
+        unique = {(r["file"], r["line"], r["code"]): r for r in candidates}
+        ordered = [unique[k] for k in sorted(unique, key=lambda k: (k[0], int(k[1]), k[2]))]
+        rows.extend(rng.sample(ordered, min(len(ordered), UNIFORM_FINDINGS)))
+        grep_hits: list[dict[str, str]] = []
+        for path in sampled_files(corpus):
+            file = path.relative_to(corpus.root).as_posix()
+            for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if (file, number) in flagged or text.lstrip().startswith("#"):
+                    continue
+                if (corpus.project, file, str(number)) in taken:
+                    continue
+                idiom = next((i for i, pat in GREP_IDIOMS.items() if re.search(pat, text)), None)
+                if idiom is not None:
+                    grep_hits.append({"project": corpus.project, "version": corpus.version, "file": file,
+                                      "line": str(number), "code": "", "source": f"uniform-grep:{idiom}"})
+        rows.extend(rng.sample(grep_hits, min(len(grep_hits), UNIFORM_GREP)))
+        population[corpus.project] = {"uniform findings": len(ordered), "uniform grep": len(grep_hits)}
+        print(corpus.project, json.dumps(population[corpus.project]))
+    with UNIFORM_WORKLIST.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=["n", "project", "version", "file", "line", "code", "source"])
+        writer.writeheader()
+        writer.writerows({"n": str(i), **row} for i, row in enumerate(rows))
+    (WORK / "strata-uniform.json").write_text(json.dumps(population, indent=1))
+
+
+def show(first: int, last: int, worklist: Path = WORKLIST) -> None:
     roots = {c.project: c.root for c in CORPORA}
-    with WORKLIST.open() as f:
+    with worklist.open() as f:
         rows = [r for r in csv.DictReader(f) if first <= int(r["n"]) <= last]
     for row in rows:
         lines = (roots[row["project"]] / row["file"]).read_text(errors="replace").splitlines()
@@ -174,8 +231,13 @@ def show(first: int, last: int) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "draw-extra":
         draw_extra()
+    elif sys.argv[1] == "draw-uniform":
+        draw_uniform()
     elif sys.argv[1] == "draw":
         draw(sys.argv[2:] or [c.project for c in CORPORA])
+    elif sys.argv[1] == "show-uniform":
+        a, _, b = sys.argv[2].partition("..")
+        show(int(a), int(b or a), UNIFORM_WORKLIST)
     else:
         a, _, b = sys.argv[2].partition("..")
         show(int(a), int(b or a))

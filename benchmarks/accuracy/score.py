@@ -57,9 +57,14 @@ class Label:
         return self.is_sync and not self.reason.startswith("accepted:")
 
     @property
+    def sample(self) -> str:
+        """``uniform``: the held-out round drawn uniformly from a later linter; else ``stratified``."""
+        return "uniform" if self.source.startswith("uniform") else "stratified"
+
+    @property
     def from_finding(self) -> bool:
         """Sampled from the linter's findings (its code is the finding's), not from the grep stratum."""
-        return self.source.startswith("finding")
+        return self.source.startswith(("finding", "uniform:"))
 
 
 @dataclass(frozen=True)
@@ -154,8 +159,12 @@ def main() -> None:
     parser.add_argument("--min-confidence", default="medium", choices=("low", "medium", "high"))
     parser.add_argument("--select", default=None, help="rule selection (default: the linter's default + SYNC7)")
     parser.add_argument("--quiet", action="store_true", help="figures only, no lists")
+    parser.add_argument(
+        "--sample", choices=("all", "stratified", "uniform"), default="all",
+        help="score only the first (stratified) sample or the held-out uniform one",
+    )
     args = parser.parse_args()
-    labels = read_labels()
+    labels = [lab for lab in read_labels() if args.sample == "all" or lab.sample == args.sample]
     extra = ["--min-confidence", args.min_confidence]
     extra += ["--select", args.select] if args.select else ["--extend-select", "SYNC7"]
     findings = lint(labels, args.full, extra)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -81,6 +82,8 @@ class CallInference:
 
         def infer(self, node: cst.BaseExpression) -> Value: ...
 
+        def layer_call(self, call: cst.Call) -> Value | None: ...
+
         @property
         def default_device(self) -> DeviceLiteral | None: ...
 
@@ -140,6 +143,9 @@ class CallInference:
             return UNKNOWN
         if qualified.startswith(("torch.", "numpy.")):
             return self._infer_module_call(qualified, call)
+        if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
+            device = keyword(call, "device") or positional(call, 1)
+            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
         if qualified in api.PYTHON_RESULT_BUILTINS and not self.imports.is_imported(qualified):
             if qualified in ("sum", "max", "min", "next", "abs"):
                 args = [self.infer(a.value) for a in call.args]
@@ -165,7 +171,9 @@ class CallInference:
             dtype = self.dtype_of(keyword(call, "dtype"))
             if dtype is DType.UNKNOWN:
                 dtype = self._default_factory_dtype(qualified, call)
-            return Value(place.place, dtype, self._factory_is_0d(qualified, call), place.pinned)
+            zero_dim = self._factory_is_0d(qualified, call)
+            rank = 0 if zero_dim else _factory_rank(qualified, call)
+            return Value(place.place, dtype, zero_dim, place.pinned, rank=rank)
         if qualified in api.TORCH_LIKE_FACTORIES:
             first = positional(call, 0)
             fallback = self.infer(first) if first is not None else TENSOR
@@ -177,6 +185,10 @@ class CallInference:
             return TENSOR
         if qualified == "torch.from_numpy":
             return HOST_TENSOR
+        if qualified == "torch.load":
+            # ``map_location="cpu"``: every tensor in what was saved lands in host memory.
+            location = self.device_spec(keyword(call, "map_location"))
+            return HOST_TENSOR if location is DeviceLiteral.CPU else UNKNOWN
         if qualified == "torch.device":
             spec = self.device_spec(call)
             return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
@@ -235,6 +247,9 @@ class CallInference:
         return DType.UNKNOWN
 
     def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
+        layer_result = self.layer_call(call)
+        if layer_result is not None:
+            return layer_result
         method = func.attr.value
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
@@ -252,13 +267,19 @@ class CallInference:
         if owner.place == Place.PYTHON:
             return UNKNOWN
         if method == "cpu":
-            return HOST_TENSOR if owner.place != Place.UNKNOWN or not call.args else UNKNOWN
+            if owner.place == Place.UNKNOWN and call.args:
+                return UNKNOWN
+            return Value(Place.HOST_TENSOR, owner.dtype, owner.zero_dim, rank=owner.rank)
         if method == "numpy":
             return NUMPY
         if method == "cuda":
-            return Value(Place.DEVICE, owner.dtype, owner.zero_dim)
+            return Value(Place.DEVICE, owner.dtype, owner.zero_dim, rank=owner.rank)
         if method == "pin_memory":
-            return Value(Place.HOST_TENSOR, owner.dtype, pinned=True)
+            return Value(Place.HOST_TENSOR, owner.dtype, pinned=True, rank=owner.rank)
+        if method in _SAME_SHAPE_METHODS and owner.is_tensor:
+            return replace(owner, pinned=False)
+        if method in ("view", "reshape") and owner.is_tensor:
+            return Value(owner.place, owner.dtype, rank=_shape_rank(call))
         if method == "to":
             return self._infer_to(owner, call)
         if method == "new_tensor" or method.startswith("new_"):
@@ -293,13 +314,61 @@ class CallInference:
         spec = self.device_spec(target)
         # A move keeps dtype and rank: ``torch.tensor(7).to(dev)`` is a 0-d device tensor.
         if spec is DeviceLiteral.CPU:
-            return Value(Place.HOST_TENSOR, owner.dtype, owner.zero_dim)
+            return Value(Place.HOST_TENSOR, owner.dtype, owner.zero_dim, rank=owner.rank)
         if spec is DeviceLiteral.ACCELERATOR:
-            return Value(Place.DEVICE, owner.dtype, owner.zero_dim)
+            return Value(Place.DEVICE, owner.dtype, owner.zero_dim, rank=owner.rank)
         other = self.infer(target)
         if other.is_tensor:  # ``x.to(other)`` takes other's device and dtype
             return Value(other.place)
         return Value(Place.TENSOR, owner.dtype)
+
+
+# Methods that return a tensor of the same shape, place and dtype.
+_SAME_SHAPE_METHODS = frozenset(("clone", "contiguous", "detach", "zero_", "fill_", "copy_"))
+
+
+def _shape_rank(call: cst.Call) -> int | None:
+    """``x.view(4, 4)`` / ``x.reshape((n, -1))``: the rank of the new shape (a dtype or a shape name: unknown)."""
+    sizes = [a.value for a in call.args]
+    if any(a.star or a.keyword is not None for a in call.args) or not sizes:
+        return None
+    if len(sizes) == 1:
+        only = sizes[0]
+        if isinstance(only, (cst.Tuple, cst.List)):
+            return None if any(isinstance(el, cst.StarredElement) for el in only.elements) else len(only.elements)
+        return 1 if isinstance(only, (cst.Integer, cst.UnaryOperation)) else None
+    return len(sizes)
+
+
+def _factory_rank(qualified: str, call: cst.Call) -> int | None:
+    """``torch.zeros(n)`` / ``zeros((a, b))`` / ``arange(n)`` / ``tensor([1, 2])``: the rank the call shows."""
+    if qualified in ("torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.randperm"):
+        return 1
+    if any(a.star for a in call.args):
+        return None
+    sizes = [a.value for a in call.args if a.keyword is None]
+    if qualified == "torch.full":
+        sizes = sizes[:1]
+    elif qualified == "torch.randint":
+        sizes = sizes[-1:]  # randint(low, high, size) / randint(high, size)
+    elif qualified not in api.SIZED_FACTORIES:
+        if qualified in ("torch.tensor", "torch.as_tensor") and sizes and isinstance(sizes[0], (cst.List, cst.Tuple)):
+            elements = sizes[0].elements
+            if elements and all(isinstance(el.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for el in elements):
+                return 1
+        return None
+    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+        if any(isinstance(el, cst.StarredElement) for el in sizes[0].elements):
+            return None
+        return len(sizes[0].elements)
+    if len(sizes) == 1 and not isinstance(sizes[0], cst.Integer):
+        # ``zeros(n)`` is 1-D, but ``zeros(shape)`` / ``zeros(x.size())`` take a whole shape.
+        leaf = sizes[0].attr.value if isinstance(sizes[0], cst.Attribute) else sizes[0].value if isinstance(sizes[0], cst.Name) else ""
+        if not leaf or "shape" in leaf.lower() or leaf.lower() in ("size", "sizes", "dims"):
+            return None
+    if qualified == "torch.randint" and not isinstance(sizes[0], (cst.Tuple, cst.List)):
+        return None
+    return len(sizes) if sizes else None
 
 
 __all__ = ["CallInference", "keyword", "positional", "is_true", "PYTHON", "PYTHON_SCALAR"]

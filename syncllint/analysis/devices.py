@@ -8,6 +8,8 @@ not flow-sensitive: the last binding seen wins.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -20,6 +22,7 @@ from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     DEVICE_TENSOR,
     HOST_TENSOR,
+    LAYER,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -47,11 +50,14 @@ class DeviceInference(CallInference, PendingCopies):
         imports: ImportMap,
         host_suffixes: tuple[str, ...],
         device_suffixes: tuple[str, ...],
+        mirrored: frozenset[str] = frozenset(),
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
         self._host_suffixes = host_suffixes
         self._device_suffixes = device_suffixes
+        # Names whose ``<name>_cpu`` host mirror the module uses: the name itself is the device half.
+        self._mirrored = mirrored
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
@@ -126,7 +132,10 @@ class DeviceInference(CallInference, PendingCopies):
 
     def _module_state(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
         """``self.w = torch.zeros(n)`` in a class: module state follows the module to its device
-        later (``model.cuda()``), so a factory without ``device=`` says nothing about the place."""
+        later (``model.cuda()``), so a factory without ``device=`` says nothing about the place.
+        ``self.proj = ColumnParallelLinear(...)``: a submodule, whose calls map tensors to tensors."""
+        if value.place is Place.UNKNOWN and _is_self_attribute(target) and _builds_instance(expr):
+            return LAYER
         if (
             value.place is Place.HOST_TENSOR
             and not value.pinned
@@ -137,8 +146,22 @@ class DeviceInference(CallInference, PendingCopies):
             and self.imports.qualify(expr.func) in api.TORCH_FACTORIES
             and not any(arg.keyword is not None and arg.keyword.value == "device" for arg in expr.args)
         ):
-            return Value(Place.TENSOR, value.dtype, value.zero_dim)
+            return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
+
+    def layer_call(self, call: cst.Call) -> Value | None:
+        """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
+        key = dotted_name(call.func)
+        if key is None or not key.startswith("self.") or key.count(".") != 1:
+            return None
+        callee = self.lookup(key)
+        if callee is None or not callee.layer:
+            return None
+        tensors = [v for v in (self.infer(a.value) for a in call.args if a.keyword is None) if v.is_tensor]
+        if not tensors:
+            return ASSUMED_TENSOR
+        place = combine_operands(tensors)
+        return Value(place.place, assumed=place.assumed)
 
     def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
         """Bind a function's parameters from annotations, names and the kind of function."""
@@ -203,6 +226,8 @@ class DeviceInference(CallInference, PendingCopies):
             return NUMPY if leaf == "np" else HOST_TENSOR
         if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return SUFFIX_DEVICE_TENSOR
+        if leaf in self._mirrored:
+            return SUFFIX_DEVICE_TENSOR  # ``seq_lens`` next to ``seq_lens_cpu``
         return None
 
     def lookup(self, key: str) -> Value | None:
@@ -296,11 +321,48 @@ class DeviceInference(CallInference, PendingCopies):
             return PYTHON_SCALAR
         owner = self.infer(base)
         if owner.is_tensor or owner.place == Place.NUMPY:
-            return Value(owner.place, owner.dtype)
+            return Value(owner.place, owner.dtype, rank=self._rank_after_index(owner.rank, node))
         return UNKNOWN
+
+    def _rank_after_index(self, rank: int | None, node: cst.Subscript) -> int | None:
+        """``m[0]`` of a 2-D tensor is 1-D; slices keep their dimension; anything else: unknown."""
+        if rank is None:
+            return None
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Slice):
+                continue
+            if not isinstance(index, cst.Index) or isinstance(index.value, cst.Name) and index.value.value == "None":
+                return None
+            value = self.infer(index.value)
+            if not (value.place is Place.PYTHON and value.zero_dim):
+                return None
+            rank -= 1
+        return rank if rank >= 0 else None
 
     def is_numpy_name(self, qualified: str | None) -> bool:
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
+
+
+_MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
+
+
+def mirrored_names(source: str) -> frozenset[str]:
+    """Names with a ``<name>_cpu`` host mirror in ``source`` (vLLM's and sglang's convention)."""
+    return frozenset(match.group(1) for match in _MIRROR.finditer(source) if not match.group(1).endswith("_"))
+
+
+def _is_self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _builds_instance(expr: cst.BaseExpression) -> bool:
+    """``Linear(...)`` / ``nn.Embedding(...)``: a call of a CamelCase name (a class), not a tensor type."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    leaf = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return leaf[:1].isupper() and any(c.islower() for c in leaf) and not leaf.endswith(("Tensor", "Config", "Event", "Stream"))
 
 
 def _union_members(node: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -8,7 +8,10 @@ TORCH_FACTORIES = frozenset(
     for n in (
         "tensor as_tensor asarray zeros ones empty full arange range linspace logspace eye "
         "rand randn randint randperm normal empty_strided scalar_tensor sparse_coo_tensor "
-        "tril_indices triu_indices bartlett_window hann_window hamming_window blackman_window"
+        "tril_indices triu_indices bartlett_window hann_window hamming_window blackman_window "
+        # Legacy constructors: host tensors (``torch.cuda.FloatTensor`` is the device one).
+        "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
+        "CharTensor ByteTensor BoolTensor"
     ).split()
 )
 # ``*_like`` factories follow their first argument unless ``device=`` says otherwise.

@@ -49,6 +49,11 @@ class Value:
     # code shows: good enough for ``.item()``, too weak to call ``if flag:`` a tensor test.
     assumed: bool = False
     handle: Handle | None = None  # set when the value is a stream or an event object
+    # A submodule built in the class (``self.proj = RowParallelLinear(...)``): calling it maps
+    # tensors to tensors on their device.
+    layer: bool = False
+    # The number of dimensions, where a factory shows it (``torch.zeros(n)``: 1) and moves keep it.
+    rank: int | None = None
 
     @property
     def is_tensor(self) -> bool:
@@ -78,6 +83,7 @@ TENSOR = Value(Place.TENSOR)
 ASSUMED_TENSOR = Value(Place.TENSOR, assumed=True)
 DEVICE_TENSOR = Value(Place.DEVICE)
 HOST_TENSOR = Value(Place.HOST_TENSOR)
+LAYER = Value(Place.UNKNOWN, layer=True)
 STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
 EVENT = Value(Place.PYTHON, handle=Handle.EVENT)
 CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)

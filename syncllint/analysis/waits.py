@@ -31,9 +31,20 @@ def _handle_by_name(expr: cst.BaseExpression) -> Handle | None:
     leaf = (name or "").rsplit(".", 1)[-1].lower()
     if "stream" in leaf:
         return Handle.STREAM
-    if "event" in leaf:
+    # ``copy_done.synchronize()``, ``ready_evt.synchronize()``: events named for what they mark.
+    if any(part in leaf for part in _EVENT_NAME_PARTS):
         return Handle.EVENT
     return None
+
+
+_EVENT_NAME_PARTS = ("event", "evt", "done", "ready")
+
+
+def _is_platform_synchronize(qualified: str | None) -> bool:
+    """``current_platform.synchronize()`` of vLLM and sglang: their wrapper of ``torch.cuda.synchronize()``."""
+    return qualified is not None and (
+        qualified == "current_platform.synchronize" or qualified.endswith(".platforms.current_platform.synchronize")
+    )
 
 
 def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
@@ -41,7 +52,7 @@ def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "synchronize":
         qualified = inference.imports.qualify(func)
-        if qualified in api.DEVICE_SYNCHRONIZE:
+        if qualified in api.DEVICE_SYNCHRONIZE or _is_platform_synchronize(qualified):
             return WaitKind.DEVICE
         if call.args:
             return None

@@ -41,7 +41,7 @@ class TensorFromHostData(Rule):
                 return
             confidence = Confidence.HIGH if spec is DeviceLiteral.ACCELERATOR else Confidence.MEDIUM
         data = positional(node, 0) or keyword(node, "data")
-        if data is None or not self._is_host_data(data, ctx):
+        if data is None or not self._is_host_data(data, ctx) or _own_device(data, device):
             return
         ctx.report(
             self,
@@ -58,7 +58,8 @@ class TensorFromHostData(Rule):
             ),
         )
 
-    def _is_host_data(self, data: cst.BaseExpression, ctx: RuleContext) -> bool:
+    @staticmethod
+    def _is_host_data(data: cst.BaseExpression, ctx: RuleContext) -> bool:
         value = ctx.inference.infer(data)
         # A tensor already on the device is copied on the device (measured: no sync); a tensor of
         # unknown place might be either, so stay quiet.
@@ -117,3 +118,8 @@ def _staging_fix(
 
 
 RULES = (TensorFromHostData,)
+
+
+def _own_device(data: cst.BaseExpression, device: cst.BaseExpression | None) -> bool:
+    """``as_tensor(t, device=t.device)``: t is a tensor already where it is asked to be (no copy, measured)."""
+    return isinstance(device, cst.Attribute) and device.attr.value == "device" and device.value.deep_equals(data)

@@ -32,6 +32,29 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     return Confidence.MEDIUM  # ``.to(device)`` / ``.to(self.device)``: a device we cannot see
 
 
+# Constructors that build something other than a module with host parameters.
+_NOT_MODULES = frozenset({"Tensor", "Size", "Generator", "Stream", "Event", "Device", "Path"})
+
+
+def _is_fresh_module(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """``Linear(4, 4).cuda()``, ``Model.from_pretrained(p).to(device)``: built on the host, then moved.
+
+    A class is told by its CamelCase name; under ``with torch.device("cuda"):`` (or a default
+    device) it is built on the device and the move is a no-op.
+    """
+    if not isinstance(receiver, cst.Call) or ctx.inference.default_device is DeviceLiteral.ACCELERATOR:
+        return False
+    callee = receiver.func
+    if isinstance(callee, cst.Attribute) and callee.attr.value == "from_pretrained":
+        return True
+    leaf = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
+    if not (leaf[:1].isupper() and any(c.islower() for c in leaf)) or leaf.endswith("Tensor") or leaf in _NOT_MODULES:
+        return False
+    if keyword(receiver, "device") is not None:
+        return False  # built where it will live
+    return ctx.inference.infer(receiver).place in (Place.UNKNOWN, Place.PYTHON)
+
+
 def _is_pageable_host(value: Value) -> bool:
     return value.place is Place.HOST_TENSOR and not value.pinned
 
@@ -67,6 +90,15 @@ class BlockingCopyToDevice(Rule):
             confidence = Confidence.HIGH
         source = ctx.inference.infer(func.value)
         if source.place is not Place.HOST_TENSOR:
+            if _is_fresh_module(func.value, ctx):
+                ctx.report(
+                    self,
+                    node,
+                    f"`.{method_name}(...)` of a module built on the host copies each of its parameters from "
+                    "pageable memory, blocking the host; build it on the device (`device=` or "
+                    "`with torch.device(...)`)",
+                    Confidence.MEDIUM,
+                )
             return  # device tensors (a no-op move) and unknown receivers stay quiet
         fresh = is_fresh_tensor_call(func.value)
         replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)

@@ -1,6 +1,8 @@
 """SYNC402/SYNC403: writing a Python scalar through an integer index (``x[3] = 0.0``, ``x[idx] = 0.0``).
 
-Measured on an H200 (torch 2.11): both sync; ``x[0:8] = 0.0`` (a slice), ``x[mask] = 0.0`` (a boolean
+Measured on an H200 (torch 2.11): both sync when the write lands on one element (a 0-d destination:
+``x[3] = 0.0`` on a 1-D tensor, ``x[0, 1] = 5`` on a 2-D one); a row (``x2d[3] = 0.0``), ``x[:, 0] = 5``,
+``x[0:8] = 0.0`` (a slice), ``x[mask] = 0.0`` (a boolean
 mask) and ``x[idx] = tensor_value`` do not. Sync-free rewrites with the same result (measured):
 ``x[3].fill_(0.0)`` and ``x.index_fill_(0, idx, 0.0)``.
 """
@@ -77,13 +79,16 @@ class IntIndexWrite(Rule):
         subscript, value = found
         indices = [el.slice for el in subscript.slice]
         ints = [i for i in indices if isinstance(i, cst.Index) and _is_int_index(i.value, ctx)]
-        others_basic = all(isinstance(i, cst.Slice) or i in ints for i in indices)
-        if not ints or not others_basic or not _is_python_scalar(value, ctx):
+        # Only a write to one element (a 0-d destination) syncs; ``x[:, 0] = 5`` and a row of a
+        # 2-D tensor (``x2d[3] = 0.0``) take the fill path (measured, benchmarks/probes).
+        if not ints or len(ints) != len(indices) or not _is_python_scalar(value, ctx):
             return
         target = ctx.inference.infer(subscript.value)
         confidence = _target_confidence(target, ctx)
-        if confidence is None:
+        if confidence is None or target.rank is not None and len(ints) < target.rank:
             return
+        if target.rank is None and len(ints) == 1:
+            confidence = Confidence.LOW  # an element of a 1-D tensor, or a row: the code does not say
         # ``x[i]`` (basic indexing) is a view, so the fill lands in x; any int, negative too, any rank.
         replacement = as_statement(method(subscript, "fill_", [arg(value)]))
         applicability = Applicability.SAFE if target.is_tensor else Applicability.UNSAFE

@@ -71,10 +71,14 @@ def setitem_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
     if _python_scalar(value):
         if device_mask:
             return None  # masked_fill_ path: no sync
-        integer_part = any(
-            (isinstance(p, int) and not isinstance(p, bool)) or isinstance(p, (torch.Tensor, list)) for p in parts
-        )
-        return (H2D, "setitem") if integer_part else None  # the scalar is copied from the host
+        if any(isinstance(p, (torch.Tensor, list)) for p in parts):
+            return (H2D, "setitem")  # advanced indexing copies the scalar from the host
+        # Basic indexing syncs only when it lands on one element (measured: ``x[3] = 0.0`` and
+        # ``x2d[0, 1] = 5`` sync; a row ``x2d[3] = 0.0`` or ``x2d[:, 0] = 5`` takes the fill path).
+        ints = sum(1 for p in parts if isinstance(p, int) and not isinstance(p, bool))
+        added = sum(1 for p in parts if p is None)
+        one_element = ints > 0 and target.dim() - ints + added == 0
+        return (H2D, "setitem") if one_element else None
     if is_device(value):
         return (SHAPE_READ, "masked write") if device_mask else None
     return (H2D, "setitem")  # a host tensor or list value is uploaded with a blocking copy

@@ -1,0 +1,129 @@
+"""Device checks that narrow a tensor's place: ``assert x.device.type == "cpu"``, ``if x.is_cuda:``.
+
+Code that asks where a tensor lives tells the reader, and us, the answer on each branch:
+
+- ``assert t.is_cpu`` / ``assert t.device.type == "cpu"``: host from there on;
+- ``if t.is_cuda: ...``: a device tensor in the body (a host one in ``else``);
+- ``if not t.is_cuda: raise ...``: a device tensor after the ``if`` (the body left);
+- ``not t.is_cuda and torch.equal(t, u)``: the right operand runs only for a host ``t``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.values import UNKNOWN, DeviceLiteral, Place, Value
+
+# (expression, place it has): facts that hold on one side of a test.
+Facts = tuple[tuple[cst.BaseExpression, Place], ...]
+
+
+@dataclass(frozen=True)
+class _Saved:
+    key: cst.BaseExpression
+    value: Value
+
+
+class Narrowing:
+    """Applies the facts of device checks to the inference while the walk is inside their scope."""
+
+    def __init__(self, inference: DeviceInference) -> None:
+        self._inference = inference
+        self._pending: dict[int, Facts] = {}  # suite id -> facts true inside it
+        self._saved: dict[int, list[_Saved]] = {}
+
+    def enter_if(self, node: cst.If) -> None:
+        when_true, when_false = self.facts(node.test)
+        if when_true:
+            self._pending[id(node.body)] = when_true
+        if when_false and isinstance(node.orelse, cst.Else):
+            self._pending[id(node.orelse.body)] = when_false
+
+    def leave_if(self, node: cst.If, body_leaves: bool) -> None:
+        """``if not t.is_cuda: raise``: after the ``if``, the test was false."""
+        if body_leaves and node.orelse is None:
+            self._apply(self.facts(node.test)[1])
+
+    def enter_suite(self, suite: cst.BaseSuite) -> None:
+        facts = self._pending.pop(id(suite), None)
+        if facts:
+            self._saved[id(suite)] = self._apply(facts)
+
+    def leave_suite(self, suite: cst.BaseSuite) -> None:
+        self._restore(self._saved.pop(id(suite), []))
+
+    def enter_and(self, node: cst.BooleanOperation) -> None:
+        if isinstance(node.operator, cst.And):
+            self._saved[id(node)] = self._apply(self.facts(node.left)[0])
+
+    def leave_and(self, node: cst.BooleanOperation) -> None:
+        self._restore(self._saved.pop(id(node), []))
+
+    def assert_(self, node: cst.Assert) -> None:
+        self._apply(self.facts(node.test)[0])
+
+    def facts(self, test: cst.BaseExpression) -> tuple[Facts, Facts]:
+        """What holds when ``test`` is true, and when it is false."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            when_true, when_false = self.facts(test.expression)
+            return when_false, when_true
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.facts(test.left), self.facts(test.right)
+            if isinstance(test.operator, cst.And):
+                return left[0] + right[0], ()
+            return (), left[1] + right[1]
+        if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu"):
+            place = Place.DEVICE if test.attr.value == "is_cuda" else Place.HOST_TENSOR
+            return ((test.value, place),), ((test.value, _other(place)),)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._compared(test)
+        return (), ()
+
+    def _compared(self, test: cst.Comparison) -> tuple[Facts, Facts]:
+        target = test.comparisons[0]
+        if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            return (), ()
+        for tensor_side, spec_side in ((test.left, target.comparator), (target.comparator, test.left)):
+            tensor = _device_owner(tensor_side)
+            spec = self._inference.device_spec(spec_side) if tensor is not None else None
+            if tensor is None or spec is None:
+                continue
+            place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
+            facts: tuple[Facts, Facts] = (((tensor, place),), ((tensor, _other(place)),))
+            return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
+        return (), ()
+
+    def _apply(self, facts: Facts) -> list[_Saved]:
+        saved: list[_Saved] = []
+        for expr, place in facts:
+            if dotted_name(expr) is None:
+                continue
+            old = self._inference.infer(expr)
+            if old.place is place:
+                continue
+            saved.append(_Saved(expr, old))
+            self._inference.bind(expr, replace(old, place=place, pinned=False, assumed=False, layer=False))
+        return saved
+
+    def _restore(self, saved: list[_Saved]) -> None:
+        for item in reversed(saved):
+            self._inference.bind(item.key, item.value if item.value.place is not Place.UNKNOWN else UNKNOWN)
+
+
+def _other(place: Place) -> Place:
+    return Place.DEVICE if place is Place.HOST_TENSOR else Place.HOST_TENSOR
+
+
+def _device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``t.device.type`` / ``t.device`` / ``str(t.device)`` -> ``t``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and expr.args:
+        expr = expr.args[0].value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return expr.value
+    return None

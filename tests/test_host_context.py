@@ -1,0 +1,103 @@
+"""Host code: where a tensor of unknown device counts as a host tensor (findings drop to low)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from syncllint.config import Settings
+from syncllint.diagnostics import Confidence
+from syncllint.engine import lint_source
+
+
+def shown(source: str, filename: str = "model.py") -> list[tuple[str, int]]:
+    """(code, line) of the findings shown at the default threshold (medium)."""
+    result = lint_source(textwrap.dedent(source), filename, Settings(min_confidence=Confidence.MEDIUM))
+    return sorted((d.code, d.start.row) for d in result.diagnostics)
+
+
+PROCESSOR = """\
+import torch
+
+def _prepare(image: torch.Tensor):
+    return image.min().item()
+
+def _segments(pred: torch.Tensor):
+    return pred.argmax().item()
+
+class Proc:
+    def post_process_semantic(self, outputs: torch.Tensor):
+        return _segments(outputs)
+
+    def preprocess(self, images: torch.Tensor):
+        return images.max().item()
+"""
+
+
+def test_processor_modules_are_host_code_except_post_processing_and_what_it_calls() -> None:
+    # _segments is reached from post_process_*: model outputs, on the model's device.
+    assert shown(PROCESSOR, "pkg/models/x/image_processing_x.py") == [("SYNC101", 7)]
+    # The same code in a model module is reported everywhere.
+    assert [row for _, row in shown(PROCESSOR, "pkg/models/x/modeling_x.py")] == [4, 7, 14]
+
+
+@pytest.mark.parametrize("name", ["forward_cpu", "gather_cache_cpu", "cpu_fallback", "_run_cpu_impl"])
+def test_functions_named_for_the_cpu_are_host_code(name: str) -> None:
+    assert shown(f"import torch\n\ndef {name}(t: torch.Tensor):\n    return t.item()\n") == []
+
+
+@pytest.mark.parametrize("name", ["offload_to_cpu", "sync_layer_to_cpu", "forward_cuda"])
+def test_moving_to_the_cpu_is_not_running_on_it(name: str) -> None:
+    assert shown(f"import torch\n\ndef {name}(t: torch.Tensor):\n    return t.item()\n") == [("SYNC101", 4)]
+
+
+def test_methods_of_input_processing_classes_are_host_code() -> None:
+    source = """\
+    import torch
+
+    class Qwen2VLMultiModalProcessor(Base):
+        def _get_prompt_updates(self, out_mm_kwargs: dict, grid: torch.Tensor):
+            return grid.prod().item()
+
+    class LlavaLogitsProcessor(Base):
+        def __call__(self, scores: torch.Tensor):
+            return scores.max().item()
+    """
+    assert shown(source) == [("SYNC101", 9)]
+
+
+CPU_AND_GPU_TESTS = """\
+import torch
+
+def _make_inputs():
+    return torch.randn(4, device="cuda")
+
+def _check(t: torch.Tensor):
+    return t.sum().item()
+
+def test_on_gpu():
+    x = _make_inputs()
+    assert _check(x) > 0
+
+def test_uses_gpu_helper(lhs: torch.Tensor, rhs: torch.Tensor):
+    _make_inputs()
+    assert torch.equal(lhs, rhs)
+
+def test_plain(a: torch.Tensor, b: torch.Tensor):
+    assert torch.equal(a, b)
+    assert _check(a) > 0
+"""
+
+
+def test_cpu_unit_tests_are_host_code_gpu_tests_and_their_helpers_are_not() -> None:
+    found = shown(CPU_AND_GPU_TESTS, "tests/test_ops.py")
+    # _check is called by a test that shows a device; test_uses_gpu_helper calls a helper that does.
+    assert found == [("SYNC101", 7), ("SYNC602", 15)]
+    # Outside a test module nothing is host code.
+    assert ("SYNC602", 18) in shown(CPU_AND_GPU_TESTS, "ops/checks.py")
+
+
+def test_a_docstring_mentioning_a_gpu_is_not_device_evidence() -> None:
+    source = 'import torch\n\ndef test_x(a: torch.Tensor):\n    """Single GPU."""\n    assert a.sum().item() > 0\n'
+    assert shown(source, "test_x.py") == []

@@ -1,0 +1,123 @@
+"""What the code shows about devices beyond factories: checks, submodules, mirrors, loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from syncllint.diagnostics import Confidence
+from tests.conftest import lint
+
+
+def found(source: str, code: str) -> list[tuple[int, Confidence]]:
+    return [(d.start.row, d.confidence) for d in lint(source) if d.code == code]
+
+
+NARROWED = """\
+import torch
+
+def compute(m: torch.Tensor):
+    assert m.device.type == "cpu"
+    return m[m >= 0]
+
+def guarded(raw, other: torch.Tensor):
+    if not raw.pos.is_cuda and not torch.equal(raw.pos, other):
+        raise RuntimeError("differ")
+    if other.is_cuda:
+        a = other.item()
+    else:
+        b = other.tolist()
+    return other.item()
+
+def cpu_only(t: torch.Tensor):
+    if t.device.type != "cpu":
+        raise ValueError("cpu only")
+    return t.tolist()
+"""
+
+
+def test_device_checks_narrow_the_place() -> None:
+    assert found(NARROWED, "SYNC301") == []  # asserted on the CPU
+    assert found(NARROWED, "SYNC602") == []  # only evaluated when raw.pos is not on CUDA
+    # Inside ``if other.is_cuda`` a device read for sure; after the if-else, as before.
+    assert found(NARROWED, "SYNC101") == [(11, Confidence.HIGH), (14, Confidence.MEDIUM)]
+    assert found(NARROWED, "SYNC102") == []  # the else branch and the early exit say host
+
+
+SUBMODULES = """\
+import torch
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        self.embed = VocabParallelEmbedding(10, 8)
+        self.config = make_config()
+
+    def embed_input_ids(self, input_ids):
+        embeds = self.embed(input_ids)
+        keep_mask = compute_mask(embeds)
+        return embeds[keep_mask], self.config(3)
+"""
+
+
+def test_calling_a_submodule_returns_a_tensor() -> None:
+    assert found(SUBMODULES, "SYNC301") == [(11, Confidence.MEDIUM)]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("m = torch.nn.Linear(4, 4).cuda()", True),
+        ("m = layers.RMSNorm(8).to(device)", True),
+        ("m = AutoModel.from_pretrained('x').to('cuda')", True),
+        ("m = torch.nn.Linear(4, 4, device='cuda').cuda()", False),
+        ("m = Foo(3).to(torch.float16)", False),
+    ],
+)
+def test_moving_a_module_built_on_the_host(line: str, expected: bool) -> None:
+    source = f"import torch\n\ndef build(device):\n    {line}\n"
+    assert bool(found(source, "SYNC202")) is expected
+
+
+def test_modules_built_under_a_device_context_are_already_there() -> None:
+    source = "import torch\n\ndef build():\n    with torch.device('cuda'):\n        m = torch.nn.Linear(4, 4).cuda()\n"
+    assert found(source, "SYNC202") == []
+
+
+WAITS = """\
+import torch
+from vllm.platforms import current_platform
+
+def step(slots):
+    current_platform.synchronize()
+    copy_done = slots[0]
+    copy_done.synchronize()
+    job.synchronize()
+"""
+
+
+def test_platform_synchronize_and_events_named_for_what_they_mark() -> None:
+    assert found(WAITS, "SYNC701") == [(5, Confidence.HIGH)]
+    assert [row for row, _ in found(WAITS, "SYNC703")] == [7]
+
+
+def test_a_name_with_a_cpu_mirror_is_the_device_half() -> None:
+    source = "import torch\n\ndef f(batch):\n    n = batch.seq_lens_cpu[0]\n    return batch.seq_lens.tolist()\n"
+    assert [(row, conf >= Confidence.MEDIUM) for row, conf in found(source, "SYNC102")] == [(5, True)]
+    # Without the mirror, ``.tolist()`` of an unknown attribute is only a guess.
+    assert found(source.replace("seq_lens_cpu", "lens_host_copy"), "SYNC102") == [(5, Confidence.LOW)]
+
+
+def test_as_tensor_of_a_tensor_on_its_own_device_copies_nothing() -> None:
+    assert found("import torch\n\ndef f(ix):\n    return torch.as_tensor(ix, device=ix.device)\n", "SYNC201") == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = torch.Tensor([1.0, 2.0])\nx.item()",
+        "x = torch.LongTensor([1, 2])\nx.tolist()",
+        "state = torch.load('p', map_location='cpu')\nstate['w'].item()",
+        "from safetensors.torch import load_file\nstate = load_file('p')\nstate['w'].tolist()",
+    ],
+)
+def test_host_constructors_and_loads(source: str) -> None:
+    assert [d.code for d in lint("import torch\n" + source) if d.code.startswith("SYNC10")] == []
