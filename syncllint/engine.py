@@ -17,6 +17,7 @@ from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.host_context import HostContext, host_context
 from syncllint.analysis.positions import node_ranges
+from syncllint.analysis.returns import return_places
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
@@ -163,8 +164,10 @@ def _walk(
     # A cheap read of the top-level imports first (also under ``if``/``try``, as in
     # ``if is_torch_available(): import torch``), so names used before a late import resolve.
     _record_top_level_imports(module.body, imports)
-    mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else frozenset()
-    inference = DeviceInference(imports, settings.host_suffixes, settings.device_suffixes, mirrored)
+    mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
+    inference = DeviceInference(
+        imports, settings.host_suffixes, settings.device_suffixes, mirrored, device_mirrored, return_places(module)
+    )
     walker = BatchedWalker(
         rule_set.dispatch,
         imports,

@@ -93,3 +93,22 @@ def test_host_suffix_refines_a_tensor_annotation() -> None:
     inference.bind_parameters(function.params, tensor_by_default=False)
     places = {name: getattr(inference.lookup(name), "place", None) for name in ("lens_cpu", "lens", "ids_gpu")}
     assert places == {"lens_cpu": Place.HOST_TENSOR, "lens": Place.TENSOR, "ids_gpu": Place.DEVICE}
+
+
+@pytest.mark.parametrize(
+    ("source", "rank"),
+    [
+        ("s = torch.zeros(8, device=dev)\ns\n", 1),
+        ("s = torch.zeros(4, 4, device=dev)\ns\n", 2),
+        ("s = torch.zeros((2, 3, 4), device=dev)\ns\n", 3),
+        ("s = torch.zeros(shape, device=dev)\ns\n", None),
+        ("s = torch.zeros(size=(2, 3), device=dev)\ns\n", None),
+        ("s = torch.randint(0, 10, (4, 2), device=dev)\ns\n", 2),
+        ("s = torch.randint(0, 10, size=(4,), device=dev)\ns\n", None),
+        ("s = torch.randint(10, device=dev)\ns\n", None),
+        ("s = torch.arange(8, device=dev).view(2, 4)[0]\ns\n", 1),
+        ("s = torch.zeros(4, 4, device=dev)[:, 0]\ns\n", 1),
+    ],
+)
+def test_rank_from_factories_views_and_indexing(source: str, rank: int | None) -> None:
+    assert infer_last(HEADER + source).rank == rank

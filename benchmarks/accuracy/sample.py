@@ -4,8 +4,8 @@
                                                    # write .work/worklist.csv
     python benchmarks/accuracy/sample.py draw-extra  # then: 3 more default-threshold findings per (project, code)
     python benchmarks/accuracy/sample.py show N..M # print worklist rows N..M with their function's context
-    python benchmarks/accuracy/sample.py draw-uniform   # held-out round: uniform draws from the current linter
-    python benchmarks/accuracy/sample.py show-uniform N..M
+    python benchmarks/accuracy/sample.py draw-uniform [ROUND]   # held-out round: uniform draws from the current linter
+    python benchmarks/accuracy/sample.py show-uniform N..M [ROUND]
 
 Two strata:
 - findings of the linter at ``--min-confidence low`` (every rule), stratified by (code, confidence): the
@@ -161,7 +161,7 @@ UNIFORM_GREP = 25
 UNIFORM_WORKLIST = WORK / "worklist-uniform.csv"
 
 
-def draw_uniform() -> None:
+def draw_uniform(round_name: str = "uniform") -> None:
     """Third round, a held-out check of the current linter: uniform draws, not stratified.
 
     Per project, ``UNIFORM_FINDINGS`` findings of the default run (plus the explicit waits) drawn
@@ -173,7 +173,7 @@ def draw_uniform() -> None:
     rows: list[dict[str, str]] = []
     population: dict[str, dict[str, int]] = {}
     for corpus in CORPORA:
-        rng = random.Random(f"{SEED}-{corpus.project}-uniform")
+        rng = random.Random(f"{SEED}-{corpus.project}-{round_name}")
         findings = run_linter(sampled_files(corpus), corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
         flagged: set[tuple[str, int]] = set()
         candidates: list[dict[str, str]] = []
@@ -184,7 +184,7 @@ def draw_uniform() -> None:
             if (corpus.project, file, str(f["location"]["row"])) not in taken:
                 candidates.append({"project": corpus.project, "version": corpus.version, "file": file,
                                    "line": str(f["location"]["row"]), "code": f["code"],
-                                   "source": f"uniform:{f['confidence']}"})
+                                   "source": f"{round_name}:{f['confidence']}"})
         unique = {(r["file"], r["line"], r["code"]): r for r in candidates}
         ordered = [unique[k] for k in sorted(unique, key=lambda k: (k[0], int(k[1]), k[2]))]
         rows.extend(rng.sample(ordered, min(len(ordered), UNIFORM_FINDINGS)))
@@ -199,15 +199,16 @@ def draw_uniform() -> None:
                 idiom = next((i for i, pat in GREP_IDIOMS.items() if re.search(pat, text)), None)
                 if idiom is not None:
                     grep_hits.append({"project": corpus.project, "version": corpus.version, "file": file,
-                                      "line": str(number), "code": "", "source": f"uniform-grep:{idiom}"})
+                                      "line": str(number), "code": "", "source": f"{round_name}-grep:{idiom}"})
         rows.extend(rng.sample(grep_hits, min(len(grep_hits), UNIFORM_GREP)))
         population[corpus.project] = {"uniform findings": len(ordered), "uniform grep": len(grep_hits)}
         print(corpus.project, json.dumps(population[corpus.project]))
-    with UNIFORM_WORKLIST.open("w", newline="") as out:
+    worklist = UNIFORM_WORKLIST if round_name == "uniform" else WORK / f"worklist-{round_name}.csv"
+    with worklist.open("w", newline="") as out:
         writer = csv.DictWriter(out, fieldnames=["n", "project", "version", "file", "line", "code", "source"])
         writer.writeheader()
         writer.writerows({"n": str(i), **row} for i, row in enumerate(rows))
-    (WORK / "strata-uniform.json").write_text(json.dumps(population, indent=1))
+    (WORK / f"strata-{round_name}.json").write_text(json.dumps(population, indent=1))
 
 
 def show(first: int, last: int, worklist: Path = WORKLIST) -> None:
@@ -232,12 +233,13 @@ if __name__ == "__main__":
     if sys.argv[1] == "draw-extra":
         draw_extra()
     elif sys.argv[1] == "draw-uniform":
-        draw_uniform()
+        draw_uniform(*sys.argv[2:3])
     elif sys.argv[1] == "draw":
         draw(sys.argv[2:] or [c.project for c in CORPORA])
     elif sys.argv[1] == "show-uniform":
         a, _, b = sys.argv[2].partition("..")
-        show(int(a), int(b or a), UNIFORM_WORKLIST)
+        named = sys.argv[3] if len(sys.argv) > 3 else "uniform"
+        show(int(a), int(b or a), UNIFORM_WORKLIST if named == "uniform" else WORK / f"worklist-{named}.csv")
     else:
         a, _, b = sys.argv[2].partition("..")
         show(int(a), int(b or a))

@@ -84,6 +84,8 @@ class CallInference:
 
         def layer_call(self, call: cst.Call) -> Value | None: ...
 
+        def own_function_result(self, call: cst.Call) -> Value | None: ...
+
         @property
         def default_device(self) -> DeviceLiteral | None: ...
 
@@ -133,6 +135,9 @@ class CallInference:
     # -- calls ------------------------------------------------------------------------------
     def infer_call(self, call: cst.Call) -> Value:
         func = call.func
+        own = self.own_function_result(call)
+        if own is not None:
+            return own
         if isinstance(func, cst.Attribute):
             qualified = self.imports.qualify(func)
             if qualified is not None and qualified.startswith(("torch.", "numpy.")):
@@ -366,9 +371,9 @@ def _factory_rank(qualified: str, call: cst.Call) -> int | None:
         leaf = sizes[0].attr.value if isinstance(sizes[0], cst.Attribute) else sizes[0].value if isinstance(sizes[0], cst.Name) else ""
         if not leaf or "shape" in leaf.lower() or leaf.lower() in ("size", "sizes", "dims"):
             return None
-    if qualified == "torch.randint" and not isinstance(sizes[0], (cst.Tuple, cst.List)):
-        return None
-    return len(sizes) if sizes else None
+    if not sizes or qualified == "torch.randint" and not isinstance(sizes[0], (cst.Tuple, cst.List)):
+        return None  # ``size=`` by keyword, or randint's bounds only
+    return len(sizes)
 
 
 __all__ = ["CallInference", "keyword", "positional", "is_true", "PYTHON", "PYTHON_SCALAR"]

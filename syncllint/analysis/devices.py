@@ -51,6 +51,8 @@ class DeviceInference(CallInference, PendingCopies):
         host_suffixes: tuple[str, ...],
         device_suffixes: tuple[str, ...],
         mirrored: frozenset[str] = frozenset(),
+        device_mirrored: frozenset[str] = frozenset(),
+        returns: dict[str, Place] | None = None,
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -58,6 +60,10 @@ class DeviceInference(CallInference, PendingCopies):
         self._device_suffixes = device_suffixes
         # Names whose ``<name>_cpu`` host mirror the module uses: the name itself is the device half.
         self._mirrored = mirrored
+        # Names whose ``<name>_device`` / ``<name>_gpu`` copy the module uses: the name is the host half.
+        self._device_mirrored = device_mirrored
+        # The module's own functions (``name``) and methods (``self.name``) whose returns show a place.
+        self._returns = returns or {}
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
@@ -149,6 +155,14 @@ class DeviceInference(CallInference, PendingCopies):
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
 
+    def own_function_result(self, call: cst.Call) -> Value | None:
+        """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, when its returns show the place."""
+        key = dotted_name(call.func)
+        place = self._returns.get(key) if key is not None else None
+        if place is None or key is None or "." in key and not key.startswith("self."):
+            return None
+        return Value(place)
+
     def layer_call(self, call: cst.Call) -> Value | None:
         """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
         key = dotted_name(call.func)
@@ -211,6 +225,8 @@ class DeviceInference(CallInference, PendingCopies):
             return NUMPY
         if name in api.PYTHON_ANNOTATIONS:
             return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
+        if name.split(".", 1)[0] in _DATAFRAME_MODULES:
+            return PYTHON  # ``df: pl.DataFrame``: ``df["x"].unique()`` is no tensor op
         return None
 
     # -- lookups ----------------------------------------------------------------------------
@@ -227,7 +243,10 @@ class DeviceInference(CallInference, PendingCopies):
         if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return SUFFIX_DEVICE_TENSOR
         if leaf in self._mirrored:
-            return SUFFIX_DEVICE_TENSOR  # ``seq_lens`` next to ``seq_lens_cpu``
+            # ``seq_lens`` next to ``seq_lens_cpu``: a tensor, by convention the device half.
+            return TENSOR
+        if leaf in self._device_mirrored:
+            return HOST_TENSOR  # ``timesteps`` next to ``timesteps_device``: the host half
         return None
 
     def lookup(self, key: str) -> Value | None:
@@ -344,12 +363,28 @@ class DeviceInference(CallInference, PendingCopies):
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
 
 
+# Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
+_DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
+
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
 
 
-def mirrored_names(source: str) -> frozenset[str]:
-    """Names with a ``<name>_cpu`` host mirror in ``source`` (vLLM's and sglang's convention)."""
-    return frozenset(match.group(1) for match in _MIRROR.finditer(source) if not match.group(1).endswith("_"))
+# ``x_gpu`` / ``x_cuda``; ``x_device`` only as a copy (``x_device = x.to(dev)``): ``target_device``
+# and ``compute_device`` are device specs.
+_DEVICE_MIRROR = re.compile(
+    r"\b([A-Za-z_]\w*?)_(?:gpu|cuda)\b(?!\s*\()|\b([A-Za-z_]\w*?)_device\s*=\s*\2\s*\.\s*(?:to|cuda)\("
+)
+
+
+def mirrored_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Names with a ``<name>_cpu`` host mirror, and names with a ``<name>_device`` / ``_gpu`` copy.
+
+    vLLM and sglang keep paired buffers so: ``seq_lens`` / ``seq_lens_cpu``, ``timesteps`` /
+    ``timesteps_device``. A name on both lists says nothing.
+    """
+    host = {m.group(1) for m in _MIRROR.finditer(source) if not m.group(1).endswith("_")}
+    device = {name for m in _DEVICE_MIRROR.finditer(source) if not (name := m.group(1) or m.group(2)).endswith("_")}
+    return frozenset(host - device), frozenset(device - host)
 
 
 def _is_self_attribute(target: cst.BaseExpression) -> bool:
