@@ -12,7 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from syncllint.analysis.devices import DeviceInference, mirrored_names
+from syncllint.analysis.devices import DeviceInference, kept_on_host, mirrored_names
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.host_context import HostContext, host_context
@@ -166,7 +166,13 @@ def _walk(
     _record_top_level_imports(module.body, imports)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
-        imports, settings.host_suffixes, settings.device_suffixes, mirrored, device_mirrored, return_places(module)
+        imports,
+        settings.host_suffixes,
+        settings.device_suffixes,
+        mirrored,
+        device_mirrored,
+        return_places(module),
+        kept_on_host(source_text),
     )
     walker = BatchedWalker(
         rule_set.dispatch,

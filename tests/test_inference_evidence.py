@@ -121,3 +121,46 @@ def test_as_tensor_of_a_tensor_on_its_own_device_copies_nothing() -> None:
 )
 def test_host_constructors_and_loads(source: str) -> None:
     assert [d.code for d in lint("import torch\n" + source) if d.code.startswith("SYNC10")] == []
+
+
+KEPT_ON_CPU = """\
+import torch
+
+class Processor:
+    def _get_mm_fields_config(self, hf_inputs, hf_processor_mm_kwargs):
+        fields = dict(
+            pixel_values=MultiModalFieldConfig.batched("image"),
+            image_sizes=MultiModalFieldConfig.batched("image", keep_on_cpu=True),
+        )
+        return fields | {
+            "grid_thw": MultiModalFieldConfig.batched(
+                "image", keep_on_cpu=True
+            ),
+        }
+
+class Model(torch.nn.Module):
+    def forward(self, **kwargs):
+        image_sizes = kwargs.pop("image_sizes")
+        a = image_sizes.tolist()
+        b = kwargs["grid_thw"].tolist()
+        pixel_values: torch.Tensor = kwargs.pop("pixel_values")
+        return a, b, pixel_values.tolist()
+
+    def _merge(self, image_size: torch.Tensor):
+        return image_size.tolist()
+"""
+
+
+def test_fields_registered_keep_on_cpu_are_host_data() -> None:
+    assert [row for row, conf in found(KEPT_ON_CPU, "SYNC102") if conf >= Confidence.MEDIUM] == [21]
+
+
+def test_a_device_parameter_defaulting_to_none_is_a_guess() -> None:
+    source = "import torch\n\ndef rope(config, device=None):\n    f = torch.arange(4)\n    return f.to(device)\n"
+    assert found(source, "SYNC202") == [(5, Confidence.LOW)]
+    assert found(source.replace("device=None", "device"), "SYNC202") == [(5, Confidence.MEDIUM)]
+
+
+@pytest.mark.parametrize("name", ["seq_lens_cpu_upper_bound", "host_indices", "token_ids_cpu_tensor"])
+def test_names_that_say_host(name: str) -> None:
+    assert found(f"import torch\n\ndef f(batch):\n    return batch.{name}.tolist()\n", "SYNC102") == []

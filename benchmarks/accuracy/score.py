@@ -58,13 +58,15 @@ class Label:
 
     @property
     def sample(self) -> str:
-        """``uniform``: the held-out round drawn uniformly from a later linter; else ``stratified``."""
-        return "uniform" if self.source.startswith("uniform") else "stratified"
+        """``uniform`` / ``uniform2``: held-out rounds drawn uniformly from a later linter; else ``stratified``."""
+        if self.source.startswith("uniform"):
+            return self.source.split(":", 1)[0].removesuffix("-grep")
+        return "stratified"
 
     @property
     def from_finding(self) -> bool:
         """Sampled from the linter's findings (its code is the finding's), not from the grep stratum."""
-        return self.source.startswith(("finding", "uniform:"))
+        return self.source.startswith("finding") or self.source.startswith("uniform") and "-grep:" not in self.source
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,8 @@ def main() -> None:
     parser.add_argument("--select", default=None, help="rule selection (default: the linter's default + SYNC7)")
     parser.add_argument("--quiet", action="store_true", help="figures only, no lists")
     parser.add_argument(
-        "--sample", choices=("all", "stratified", "uniform"), default="all",
-        help="score only the first (stratified) sample or the held-out uniform one",
+        "--sample", choices=("all", "stratified", "uniform", "uniform2"), default="all",
+        help="score only the first (stratified) sample or one held-out uniform round",
     )
     args = parser.parse_args()
     labels = [lab for lab in read_labels() if args.sample == "all" or lab.sample == args.sample]

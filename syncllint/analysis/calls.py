@@ -86,6 +86,8 @@ class CallInference:
 
         def own_function_result(self, call: cst.Call) -> Value | None: ...
 
+        def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool: ...
+
         @property
         def default_device(self) -> DeviceLiteral | None: ...
 
@@ -256,6 +258,10 @@ class CallInference:
         if layer_result is not None:
             return layer_result
         method = func.attr.value
+        if method in ("pop", "get") and call.args and self.host_key(call.args[0].value):
+            return HOST_TENSOR  # ``kwargs.pop("image_sizes")`` of a field kept on the host
+        if method == "get_state":
+            return HOST_TENSOR  # ``Generator.get_state()``: a CPU ByteTensor, whatever the generator
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON

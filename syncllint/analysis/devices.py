@@ -23,6 +23,7 @@ from syncllint.analysis.values import (
     DEVICE_TENSOR,
     HOST_TENSOR,
     LAYER,
+    NONE_BY_DEFAULT,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -53,6 +54,7 @@ class DeviceInference(CallInference, PendingCopies):
         mirrored: frozenset[str] = frozenset(),
         device_mirrored: frozenset[str] = frozenset(),
         returns: dict[str, Place] | None = None,
+        host_keys: frozenset[str] = frozenset(),
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -64,6 +66,8 @@ class DeviceInference(CallInference, PendingCopies):
         self._device_mirrored = device_mirrored
         # The module's own functions (``name``) and methods (``self.name``) whose returns show a place.
         self._returns = returns or {}
+        # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
+        self._host_keys = host_keys
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
@@ -155,6 +159,12 @@ class DeviceInference(CallInference, PendingCopies):
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
 
+    def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool:
+        """A string key naming data kept on the host (``"image_sizes"`` registered ``keep_on_cpu=True``)."""
+        if isinstance(index, cst.Index):
+            index = index.value
+        return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
+
     def own_function_result(self, call: cst.Call) -> Value | None:
         """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, when its returns show the place."""
         key = dotted_name(call.func)
@@ -186,7 +196,9 @@ class DeviceInference(CallInference, PendingCopies):
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
                 value = self._suffix_value(name) or value
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
-                value = PYTHON_SCALAR  # ``fill=-1``, ``eps=1e-5``, ``name="x"``
+                is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+                # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give.
+                value = NONE_BY_DEFAULT if is_none else PYTHON_SCALAR
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self._scopes[-1].names[name] = self._refine_by_name(name, value)
@@ -234,6 +246,12 @@ class DeviceInference(CallInference, PendingCopies):
         leaf = name.rsplit(".", 1)[-1]
         if leaf.endswith(self._host_suffixes):
             return NUMPY if leaf.endswith("_np") else HOST_TENSOR
+        if "_cpu_" in leaf and "_cpu" in self._host_suffixes:
+            return HOST_TENSOR  # ``seq_lens_cpu_upper_bound``, ``token_ids_cpu_tensor``
+        # ``image_size`` (a parameter taking one of ``image_sizes``) is kept on the host too.
+        kept = leaf in self._host_keys or leaf + "s" in self._host_keys
+        if kept or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
+            return HOST_TENSOR  # a field kept on the host; ``host_indices``
         if leaf.endswith(self._device_suffixes):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
             return SUFFIX_DEVICE_TENSOR
@@ -243,8 +261,9 @@ class DeviceInference(CallInference, PendingCopies):
         if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return SUFFIX_DEVICE_TENSOR
         if leaf in self._mirrored:
-            # ``seq_lens`` next to ``seq_lens_cpu``: a tensor, by convention the device half.
-            return TENSOR
+            # ``seq_lens`` next to ``seq_lens_cpu``: by convention a tensor on the device, but only a
+            # convention (``case.seq_lens`` may be a list): enough for ``.tolist()``, not to clear a copy.
+            return ASSUMED_TENSOR
         if leaf in self._device_mirrored:
             return HOST_TENSOR  # ``timesteps`` next to ``timesteps_device``: the host half
         return None
@@ -336,6 +355,8 @@ class DeviceInference(CallInference, PendingCopies):
 
     def _infer_subscript(self, node: cst.Subscript) -> Value:
         base = node.value
+        if self.host_key(node.slice[0].slice if len(node.slice) == 1 else None):
+            return HOST_TENSOR  # ``mm_kwargs["image_sizes"]`` of a field kept on the host
         if isinstance(base, cst.Attribute) and base.attr.value == "shape":
             return PYTHON_SCALAR
         owner = self.infer(base)
@@ -365,6 +386,19 @@ class DeviceInference(CallInference, PendingCopies):
 
 # Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
 _DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
+
+# ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)`` (or ``image_sizes=...``).
+_KEEP_ON_CPU = re.compile(
+    r"""["']?(\w+)["']?\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\((?:[^()]|\([^()]*\))*?keep_on_cpu\s*=\s*True"""
+)
+
+
+def kept_on_host(source: str) -> frozenset[str]:
+    """Fields the module registers with vLLM's ``keep_on_cpu=True``: the model receives them on the host."""
+    if "keep_on_cpu" not in source:
+        return frozenset()
+    return frozenset(match.group(1) for match in _KEEP_ON_CPU.finditer(source))
+
 
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
 

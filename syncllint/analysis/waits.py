@@ -43,7 +43,7 @@ _EVENT_NAME_PARTS = ("event", "evt", "done", "ready")
 def _is_platform_synchronize(qualified: str | None) -> bool:
     """``current_platform.synchronize()`` of vLLM and sglang: their wrapper of ``torch.cuda.synchronize()``."""
     return qualified is not None and (
-        qualified == "current_platform.synchronize" or qualified.endswith(".platforms.current_platform.synchronize")
+        qualified == "current_platform.synchronize" or qualified.endswith(".current_platform.synchronize")
     )
 
 

@@ -63,7 +63,7 @@ class TensorFromHostData(Rule):
         value = ctx.inference.infer(data)
         # A tensor already on the device is copied on the device (measured: no sync); a tensor of
         # unknown place might be either, so stay quiet.
-        return value.place not in (Place.DEVICE, Place.TENSOR)
+        return value.assumed or value.place not in (Place.DEVICE, Place.TENSOR)
 
     def _check_new_tensor(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
         device = keyword(node, "device")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
-from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
+from syncllint.analysis.values import NONE_BY_DEFAULT, DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import (
@@ -25,8 +25,13 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     spec = ctx.inference.device_spec(target)
     if spec is DeviceLiteral.ACCELERATOR:
         return Confidence.HIGH
-    if spec is DeviceLiteral.CPU or ctx.inference.infer(target).place not in (Place.UNKNOWN, Place.PYTHON):
+    target_value = ctx.inference.infer(target)
+    if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
         return None  # the CPU, a tensor (``x.to(other)``)
+    if target_value == NONE_BY_DEFAULT:
+        # ``def f(config, device=None): ... inv_freq.to(device)``: a no-op unless a caller passes one
+        # (transformers' rope initialisers are all called without).
+        return Confidence.LOW
     if isinstance(target, cst.SimpleString) or "dtype" in (ctx.qualify(target) or "").rsplit(".", 1)[-1]:
         return None  # a string we cannot read, a dtype held in a variable
     return Confidence.MEDIUM  # ``.to(device)`` / ``.to(self.device)``: a device we cannot see
