@@ -38,6 +38,12 @@ DEFAULT_HOST_MODULES = (
 )
 # Functions of a host module that take model outputs (and the module functions they call):
 # the host-module assumption does not hold there.
+# Hooks that run on the host with processor data: vLLM's multimodal processor and M-RoPE hooks,
+# sglang's multimodal processors. Their tensors of unknown device are host tensors.
+DEFAULT_HOST_FUNCTIONS = (
+    "get_mrope_input_positions", "_get_prompt_updates", "_call_hf_processor", "_get_mm_fields_config",
+    "get_replacement*", "get_dummy_*", "_get_dummy_*", "process_mm_data_async", "compute_mrope_positions",
+)
 DEFAULT_OUTPUT_FUNCTIONS = ("post_process*", "postprocess*", "_post_process*", "*_postprocess*", "batch_decode", "decode")
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -68,6 +74,7 @@ class Settings:
     # Paths of CPU-backend code, where a tensor of unknown device is a host tensor.
     host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
     output_functions: tuple[str, ...] = DEFAULT_OUTPUT_FUNCTIONS
+    host_functions: tuple[str, ...] = DEFAULT_HOST_FUNCTIONS
     preset: str | None = None
     h2d_helper: str | None = None
     # Where the settings came from; relative patterns resolve against it.
@@ -87,6 +94,7 @@ _LIST_KEYS = {
     "hot-path-functions": "hot_path_functions",
     "host-modules": "host_modules",
     "output-functions": "output_functions",
+    "host-functions": "host_functions",
 }
 _KNOWN_KEYS = set(_LIST_KEYS) | {
     "per-file-ignores", "respect-gitignore", "min-confidence", "preset", "h2d-helper",

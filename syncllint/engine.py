@@ -130,7 +130,10 @@ def _analyse(module: cst.Module, source: str, filename: str, settings: Settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    host = host_context(module, Path(filename).as_posix(), source, settings.host_modules, settings.output_functions)
+    host = host_context(
+        module, Path(filename).as_posix(), source, settings.host_modules, settings.output_functions,
+        settings.host_functions,
+    )
     walker = _walk(module, rule_set, settings, host, source)
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:

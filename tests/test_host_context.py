@@ -101,3 +101,36 @@ def test_cpu_unit_tests_are_host_code_gpu_tests_and_their_helpers_are_not() -> N
 def test_a_docstring_mentioning_a_gpu_is_not_device_evidence() -> None:
     source = 'import torch\n\ndef test_x(a: torch.Tensor):\n    """Single GPU."""\n    assert a.sum().item() > 0\n'
     assert shown(source, "test_x.py") == []
+
+
+def test_processor_hooks_and_their_helpers_are_host_code() -> None:
+    source = """\
+    import torch
+
+    def _feature(spec):
+        return spec.data.sum().item()
+
+    class Model(torch.nn.Module):
+        def get_mrope_input_positions(self, input_tokens, mm_features: torch.Tensor):
+            return _feature(mm_features), mm_features.max().item()
+
+        def forward(self, x: torch.Tensor):
+            return x.max().item()
+    """
+    assert shown(source) == [("SYNC101", 11)]
+
+
+def test_a_device_parameter_defaulting_to_the_cpu_shows_no_accelerator() -> None:
+    source = """\
+    import torch
+
+    def tiny_model(device="cpu"):
+        return Model().to(device)
+
+    def test_history():
+        model = tiny_model()
+        history = model.history_mask()
+        assert torch.equal(history, model.previous)
+    """
+    assert shown(source, "tests/test_model.py") == []
+    assert shown(source.replace('device="cpu"', "device"), "tests/test_model.py") == [("SYNC602", 9)]

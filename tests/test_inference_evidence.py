@@ -164,3 +164,15 @@ def test_a_device_parameter_defaulting_to_none_is_a_guess() -> None:
 @pytest.mark.parametrize("name", ["seq_lens_cpu_upper_bound", "host_indices", "token_ids_cpu_tensor"])
 def test_names_that_say_host(name: str) -> None:
     assert found(f"import torch\n\ndef f(batch):\n    return batch.{name}.tolist()\n", "SYNC102") == []
+
+
+def test_optional_forward_inputs_are_tensors() -> None:
+    source = """\
+    import torch
+
+    class M(torch.nn.Module):
+        def forward(self, input_ids, labels=None):
+            train_mask = ~(labels[:, :, 1:] == -100).all(dim=-1)
+            return labels[train_mask]
+    """
+    assert found(source, "SYNC301") == [(6, Confidence.MEDIUM)]

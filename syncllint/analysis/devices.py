@@ -197,8 +197,12 @@ class DeviceInference(CallInference, PendingCopies):
                 value = self._suffix_value(name) or value
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
                 is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
-                # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give.
-                value = NONE_BY_DEFAULT if is_none else PYTHON_SCALAR
+                # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
+                # ``forward(self, x, labels=None)`` an optional tensor.
+                if not is_none:
+                    value = PYTHON_SCALAR
+                else:
+                    value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self._scopes[-1].names[name] = self._refine_by_name(name, value)

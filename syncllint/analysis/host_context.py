@@ -4,7 +4,8 @@ A finding of medium confidence (a tensor whose device the code does not show) dr
 host code, so it is hidden by default. Host code is:
 
 - a host module by path (``host-modules``: CPU backends, host KV pools, processors of user input);
-- a function named for the CPU (``forward_cpu``, ``gather_cache_cpu``, ``cpu_fallback``);
+- a function named for the CPU (``forward_cpu``, ``gather_cache_cpu``, ``cpu_fallback``), or one of
+  the processor hooks of ``host-functions`` (vLLM's ``_get_prompt_updates``, ``get_mrope_input_positions``);
 - a method of an input-processing class (``Qwen2VLMultiModalProcessor``, ``...ProcessingInfo``,
   ``...ImageProcessor``, ``...FeatureExtractor``);
 - a function of a test module that shows no accelerator at all (no ``cuda``, no ``device=`` other
@@ -18,6 +19,7 @@ syncs in post-processing were what treating whole processor modules as host code
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -30,6 +32,7 @@ HOST_CLASS_SUFFIXES = (
     "ProcessingInfo", "MultiModalProcessor", "DummyInputsBuilder", "ImageProcessor", "ImageProcessorFast",
     "ImageProcessorPil", "FeatureExtractor", "VideoProcessor",
 )
+_DEF = re.compile(r"\bdef\s+(\w+)")
 TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
 
 
@@ -41,6 +44,8 @@ class HostContext:
     test_module: bool = False
     # ids of the FunctionDef nodes of a test module whose text shows an accelerator.
     shows_device: frozenset[int] = frozenset()
+    # Names of host hooks (``host-functions``) and the module functions they call.
+    host_functions: frozenset[str] = frozenset()
 
     def function_is_host(self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool) -> bool:
         name = node.name.value
@@ -48,13 +53,20 @@ class HostContext:
             return False
         if parent_is_host or self.module_is_host or _named_for_cpu(name):
             return True
+        if name in self.host_functions:
+            return True
         if enclosing_class is not None and enclosing_class.endswith(HOST_CLASS_SUFFIXES):
             return True
         return self.test_module and id(node) not in self.shows_device
 
 
 def host_context(
-    module: cst.Module, path: str, source: str, host_modules: Iterable[str], output_functions: Iterable[str]
+    module: cst.Module,
+    path: str,
+    source: str,
+    host_modules: Iterable[str],
+    output_functions: Iterable[str],
+    host_functions: tuple[str, ...] = (),
 ) -> HostContext:
     """The host-code facts of one module; the extra walks run only where they can matter."""
     module_is_host = any(fnmatch.fnmatch(path, p) for p in host_modules)
@@ -62,10 +74,15 @@ def host_context(
     output_side: frozenset[str] = frozenset()
     if module_is_host or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
         output_side = output_side_functions(module, output_functions)
+    host_named: frozenset[str] = frozenset()
+    defined = set(_DEF.findall(source))
+    if any(fnmatch.fnmatchcase(name, p) for name in defined for p in host_functions):
+        # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) too.
+        host_named = output_side_functions(module, host_functions) - output_side
     shows_device: frozenset[int] = frozenset()
     if test_module:
         shows_device = _functions_near_a_device(module)
-    return HostContext(module_is_host, output_side, test_module, shows_device)
+    return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
 
 
 def _named_for_cpu(name: str) -> bool:
@@ -125,13 +142,30 @@ class _DeviceEvidence(_CallGraph):
         self.showing: set[str] = set()
         self.defs: dict[str, list[int]] = {}
 
+        # Per enclosing function: parameters that default to the CPU (``def tiny_model(device="cpu")``).
+        self._cpu_params: list[frozenset[str]] = []
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         super().on_visit(node)
         if isinstance(node, cst.FunctionDef):
             self.defs.setdefault(node.name.value, []).append(id(node))
-        elif self._stack and _shows_device(node):
+            self._cpu_params.append(_cpu_default_params(node.params))
+        elif self._stack and _shows_device(node, self._cpu_params[-1]):
             self.showing.update(self._stack)
         return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, cst.FunctionDef):
+            self._cpu_params.pop()
+
+
+def _cpu_default_params(params: cst.Parameters) -> frozenset[str]:
+    return frozenset(
+        p.name.value
+        for p in (*params.params, *params.kwonly_params)
+        if isinstance(p.default, cst.SimpleString) and p.default.value.strip("\"'").lower() == "cpu"
+    )
 
 
 def _functions_near_a_device(module: cst.Module) -> frozenset[int]:
@@ -164,7 +198,7 @@ def _closure(start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
     return found
 
 
-def _shows_device(node: cst.CSTNode) -> bool:
+def _shows_device(node: cst.CSTNode, cpu_names: frozenset[str] = frozenset()) -> bool:
     """``"cuda:0"``, ``x.cuda()``, ``torch.cuda...``, ``on_gpu``, ``device=dev``, ``.to(device)``."""
     if isinstance(node, cst.SimpleString):
         text = node.value.lstrip("rbuRBU").strip("\"'").lower()
@@ -174,13 +208,16 @@ def _shows_device(node: cst.CSTNode) -> bool:
         lowered = node.value.lower()
         return "cuda" in lowered or "gpu" in lowered
     if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
-        return _is_variable_device(node.value)
+        return _is_variable_device(node.value, cpu_names)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
-        return any(a.keyword is None and _is_variable_device(a.value) for a in node.args[:1])
+        return any(a.keyword is None and _is_variable_device(a.value, cpu_names) for a in node.args[:1])
     return False
 
 
-def _is_variable_device(expr: cst.BaseExpression) -> bool:
-    """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out."""
+def _is_variable_device(expr: cst.BaseExpression, cpu_names: frozenset[str]) -> bool:
+    """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out,
+    and so is a parameter defaulting to it."""
+    if isinstance(expr, cst.Name) and expr.value in cpu_names:
+        return False
     leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return "device" in leaf.lower() or leaf.lower() == "dev"

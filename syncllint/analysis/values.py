@@ -84,8 +84,8 @@ ASSUMED_TENSOR = Value(Place.TENSOR, assumed=True)
 DEVICE_TENSOR = Value(Place.DEVICE)
 HOST_TENSOR = Value(Place.HOST_TENSOR)
 LAYER = Value(Place.UNKNOWN, layer=True)
-# A parameter defaulting to None (``device=None``): a Python value by default, whatever callers pass.
-NONE_BY_DEFAULT = Value(Place.PYTHON, zero_dim=True, assumed=True)
+# A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
+NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
 EVENT = Value(Place.PYTHON, handle=Handle.EVENT)
 CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
