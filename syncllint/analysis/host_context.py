@@ -7,7 +7,7 @@ host code, so it is hidden by default. Host code is:
 - a function named for the CPU (``forward_cpu``, ``gather_cache_cpu``, ``cpu_fallback``), or one of
   the processor hooks of ``host-functions`` (vLLM's ``_get_prompt_updates``, ``get_mrope_input_positions``);
 - a method of an input-processing class (``Qwen2VLMultiModalProcessor``, ``...ProcessingInfo``,
-  ``...ImageProcessor``, ``...FeatureExtractor``);
+  ``...ImageProcessor``, ``...FeatureExtractor``, any ``...Processor`` but a logits processor);
 - a function of a test module that shows no accelerator at all (no ``cuda``, no ``device=`` other
   than the CPU, no ``.to(device)``): unit tests that build their tensors on the CPU.
 
@@ -55,7 +55,7 @@ class HostContext:
             return True
         if name in self.host_functions:
             return True
-        if enclosing_class is not None and enclosing_class.endswith(HOST_CLASS_SUFFIXES):
+        if enclosing_class is not None and _is_host_class(enclosing_class):
             return True
         return self.test_module and id(node) not in self.shows_device
 
@@ -72,7 +72,7 @@ def host_context(
     module_is_host = any(fnmatch.fnmatch(path, p) for p in host_modules)
     test_module = any(fnmatch.fnmatch(path, p) for p in TEST_MODULE_PATTERNS)
     output_side: frozenset[str] = frozenset()
-    if module_is_host or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
+    if module_is_host or "Processor" in source or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
         output_side = output_side_functions(module, output_functions)
     host_named: frozenset[str] = frozenset()
     defined = set(_DEF.findall(source))
@@ -83,6 +83,13 @@ def host_context(
     if test_module:
         shows_device = _functions_near_a_device(module)
     return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
+
+
+def _is_host_class(name: str) -> bool:
+    """Input processors (``GlmAsrProcessor``, ``...ProcessingInfo``); not logits processors (on the device)."""
+    if name.endswith(HOST_CLASS_SUFFIXES):
+        return True
+    return name.endswith("Processor") and "Logit" not in name
 
 
 def _named_for_cpu(name: str) -> bool:

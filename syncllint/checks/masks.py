@@ -16,6 +16,8 @@ def _index_values(node: cst.Subscript) -> list[cst.BaseExpression]:
 
 
 def _looks_like_mask_name(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        expr = expr.expression  # ``x[~mask]``
     name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     lowered = name.lower()
     # ``mask_indices`` / ``mask_idx`` are positions (a gather), not a boolean mask.
