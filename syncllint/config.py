@@ -75,6 +75,9 @@ class Settings:
     host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
     output_functions: tuple[str, ...] = DEFAULT_OUTPUT_FUNCTIONS
     host_functions: tuple[str, ...] = DEFAULT_HOST_FUNCTIONS
+    # Field names the project keeps on the host (vLLM ``keep_on_cpu=True`` registrations found near
+    # the linted files by the runner); not a configuration key.
+    host_keys: tuple[str, ...] = ()
     preset: str | None = None
     h2d_helper: str | None = None
     # Where the settings came from; relative patterns resolve against it.

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from syncllint.analysis.devices import DeviceInference, kept_on_host, mirrored_names
+from syncllint.analysis.conventions import kept_on_host, mirrored_names
+from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.host_context import HostContext, host_context
@@ -175,7 +176,7 @@ def _walk(
         mirrored,
         device_mirrored,
         return_places(module),
-        kept_on_host(source_text),
+        kept_on_host(source_text) | frozenset(settings.host_keys),
     )
     walker = BatchedWalker(
         rule_set.dispatch,

@@ -299,6 +299,11 @@ class BatchedWalker(cst.CSTVisitor):
                 return
             self.inference.bind(target, PYTHON_SCALAR)
             return
+        if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
+            self.inference.bind(target.elements[0].value, PYTHON)
+            self.inference.bind(target.elements[1].value, _element_of(value))
+            return
         self.inference.bind(target, _element_of(value))
 
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
@@ -328,6 +333,13 @@ def _ends_flow(suite: cst.BaseSuite) -> bool:
     elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
         last = suite.body[-1]
     return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
+
+
+def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+        return False
+    method = iterable.func.attr.value
+    return method == "items" or method.startswith("named_")
 
 
 def _element_of(value: Value) -> Value:

@@ -176,3 +176,30 @@ def test_optional_forward_inputs_are_tensors() -> None:
             return labels[train_mask]
     """
     assert found(source, "SYNC301") == [(6, Confidence.MEDIUM)]
+
+
+def test_torch_module_attributes_and_string_methods_are_no_tensors() -> None:
+    source = """\
+    import torch
+
+    def check(model: torch.nn.Module):
+        major = torch.version.cuda.split(".")[0]
+        model = model.cuda()
+        for name, param in model.named_parameters():
+            if name.endswith("norm.weight"):
+                pass
+        return int(major)
+    """
+    assert [d.code for d in lint(source) if d.code in ("SYNC501", "SYNC502")] == []
+
+
+def test_device_module_synchronize_and_rng_state() -> None:
+    source = """\
+    import torch
+
+    def step(gen):
+        torch.get_device_module().synchronize()
+        return torch.equal(gen.get_rng_state(), gen.get_state())
+    """
+    assert found(source, "SYNC701") == [(4, Confidence.HIGH)]
+    assert found(source, "SYNC602") == []

@@ -260,8 +260,10 @@ class CallInference:
         method = func.attr.value
         if method in ("pop", "get") and call.args and self.host_key(call.args[0].value):
             return HOST_TENSOR  # ``kwargs.pop("image_sizes")`` of a field kept on the host
-        if method == "get_state":
-            return HOST_TENSOR  # ``Generator.get_state()``: a CPU ByteTensor, whatever the generator
+        if method in ("get_state", "get_rng_state"):
+            return HOST_TENSOR  # ``Generator.get_state()``, ``get_rng_state()``: CPU ByteTensors
+        if method in api.NON_TENSOR_METHODS:
+            return UNKNOWN  # ``name.endswith(...)``: whatever the receiver is, it is no tensor
         owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON

@@ -8,8 +8,6 @@ not flow-sensitive: the last binding seen wins.
 
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -102,7 +100,9 @@ class DeviceInference(CallInference, PendingCopies):
     def _refine_by_name(self, name: str, value: Value) -> Value:
         """A host/device suffix beats a vague value: ``x_cpu: torch.Tensor`` is a host tensor."""
         if value.place in (Place.TENSOR, Place.UNKNOWN):
-            named = self._suffix_value(name)
+            # A tensor the code computed (``types = types.to(x.device)``) keeps its place against
+            # naming habits (kept fields, mirrors); only an explicit suffix (``_cpu``) still counts.
+            named = self._suffix_value(name, conventions_only=value.place is Place.TENSOR)
             if named is not None:
                 # A device suffix on a value the code shows is a tensor is more than a name.
                 assumed = named.assumed and not (value.is_tensor and not value.assumed)
@@ -158,6 +158,12 @@ class DeviceInference(CallInference, PendingCopies):
         ):
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
+
+    def _ends_a_host_key(self, leaf: str) -> bool:
+        """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host."""
+        tail = "_" + leaf
+        # Compound names only: ``grid_thw``, not ``mask`` or ``lengths`` (``feature_attention_mask``).
+        return "_" in leaf.strip("_") and any(key.endswith(tail) for key in self._host_keys)
 
     def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool:
         """A string key naming data kept on the host (``"image_sizes"`` registered ``keep_on_cpu=True``)."""
@@ -246,15 +252,15 @@ class DeviceInference(CallInference, PendingCopies):
         return None
 
     # -- lookups ----------------------------------------------------------------------------
-    def _suffix_value(self, name: str, attribute: bool = False) -> Value | None:
+    def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None:
         leaf = name.rsplit(".", 1)[-1]
         if leaf.endswith(self._host_suffixes):
             return NUMPY if leaf.endswith("_np") else HOST_TENSOR
         if "_cpu_" in leaf and "_cpu" in self._host_suffixes:
             return HOST_TENSOR  # ``seq_lens_cpu_upper_bound``, ``token_ids_cpu_tensor``
         # ``image_size`` (a parameter taking one of ``image_sizes``) is kept on the host too.
-        kept = leaf in self._host_keys or leaf + "s" in self._host_keys
-        if kept or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
+        kept = leaf in self._host_keys or leaf + "s" in self._host_keys or self._ends_a_host_key(leaf)
+        if kept and not conventions_only or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
             return HOST_TENSOR  # a field kept on the host; ``host_indices``
         if leaf.endswith(self._device_suffixes):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
@@ -264,6 +270,8 @@ class DeviceInference(CallInference, PendingCopies):
             return NUMPY if leaf == "np" else HOST_TENSOR
         if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
             return SUFFIX_DEVICE_TENSOR
+        if conventions_only:
+            return None
         if leaf in self._mirrored:
             # ``seq_lens`` next to ``seq_lens_cpu``: by convention a tensor on the device, but only a
             # convention (``case.seq_lens`` may be a list): enough for ``.tolist()``, not to clear a copy.
@@ -333,6 +341,10 @@ class DeviceInference(CallInference, PendingCopies):
         return UNKNOWN
 
     def _infer_attribute(self, node: cst.Attribute) -> Value:
+        qualified = self.imports.qualify(node)
+        if qualified is not None and qualified.startswith("torch."):
+            # ``torch.version.cuda``, ``torch.float16``, ``torch.cuda``: strings, dtypes and modules.
+            return PYTHON
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)
@@ -391,38 +403,6 @@ class DeviceInference(CallInference, PendingCopies):
 # Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
 _DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
 
-# ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)`` (or ``image_sizes=...``).
-_KEEP_ON_CPU = re.compile(
-    r"""["']?(\w+)["']?\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\((?:[^()]|\([^()]*\))*?keep_on_cpu\s*=\s*True"""
-)
-
-
-def kept_on_host(source: str) -> frozenset[str]:
-    """Fields the module registers with vLLM's ``keep_on_cpu=True``: the model receives them on the host."""
-    if "keep_on_cpu" not in source:
-        return frozenset()
-    return frozenset(match.group(1) for match in _KEEP_ON_CPU.finditer(source))
-
-
-_MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
-
-
-# ``x_gpu`` / ``x_cuda``; ``x_device`` only as a copy (``x_device = x.to(dev)``): ``target_device``
-# and ``compute_device`` are device specs.
-_DEVICE_MIRROR = re.compile(
-    r"\b([A-Za-z_]\w*?)_(?:gpu|cuda)\b(?!\s*\()|\b([A-Za-z_]\w*?)_device\s*=\s*\2\s*\.\s*(?:to|cuda)\("
-)
-
-
-def mirrored_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
-    """Names with a ``<name>_cpu`` host mirror, and names with a ``<name>_device`` / ``_gpu`` copy.
-
-    vLLM and sglang keep paired buffers so: ``seq_lens`` / ``seq_lens_cpu``, ``timesteps`` /
-    ``timesteps_device``. A name on both lists says nothing.
-    """
-    host = {m.group(1) for m in _MIRROR.finditer(source) if not m.group(1).endswith("_")}
-    device = {name for m in _DEVICE_MIRROR.finditer(source) if not (name := m.group(1) or m.group(2)).endswith("_")}
-    return frozenset(host - device), frozenset(device - host)
 
 
 def _is_self_attribute(target: cst.BaseExpression) -> bool:

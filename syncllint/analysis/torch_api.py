@@ -115,6 +115,12 @@ TORCH_PYTHON_RESULT_FUNCTIONS = frozenset(
 )
 PYTHON_RESULT_METHODS = frozenset("equal allclose is_nonzero is_same_size is_set_to".split())
 
+# Methods of strings, dicts and lists that tensors lack: calling one says the receiver is no tensor.
+NON_TENSOR_METHODS = frozenset(
+    "endswith startswith lower upper strip lstrip rstrip format join replace encode decode isdigit "
+    "keys items values get setdefault append extend insert popitem".split()
+)
+
 # Stream and event objects, whose ``synchronize()`` makes the host wait.
 STREAM_FACTORIES = frozenset(
     "torch." + n

@@ -54,6 +54,9 @@ def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
         qualified = inference.imports.qualify(func)
         if qualified in api.DEVICE_SYNCHRONIZE or _is_platform_synchronize(qualified):
             return WaitKind.DEVICE
+        owner = func.value
+        if isinstance(owner, cst.Call) and inference.imports.qualify(owner.func) == "torch.get_device_module":
+            return WaitKind.DEVICE  # ``torch.get_device_module().synchronize()``
         if call.args:
             return None
         handle = inference.infer(func.value).handle or _handle_by_name(func.value)

@@ -1,0 +1,42 @@
+"""Naming conventions read from a module's text with regular expressions (no parse, no libcst).
+
+The runner uses them before any file is parsed (a cache hit must not import libcst), and the
+device inference uses them per module.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)`` (or ``image_sizes=...``).
+_KEEP_ON_CPU = re.compile(
+    r"""["']?(\w+)["']?\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\((?:[^()]|\([^()]*\))*?keep_on_cpu\s*=\s*True"""
+)
+
+
+def kept_on_host(source: str) -> frozenset[str]:
+    """Fields the module registers with vLLM's ``keep_on_cpu=True``: the model receives them on the host."""
+    if "keep_on_cpu" not in source:
+        return frozenset()
+    return frozenset(match.group(1) for match in _KEEP_ON_CPU.finditer(source))
+
+
+_MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
+
+
+# ``x_gpu`` / ``x_cuda``; ``x_device`` only as a copy (``x_device = x.to(dev)``): ``target_device``
+# and ``compute_device`` are device specs.
+_DEVICE_MIRROR = re.compile(
+    r"\b([A-Za-z_]\w*?)_(?:gpu|cuda)\b(?!\s*\()|\b([A-Za-z_]\w*?)_device\s*=\s*\2\s*\.\s*(?:to|cuda)\("
+)
+
+
+def mirrored_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Names with a ``<name>_cpu`` host mirror, and names with a ``<name>_device`` / ``_gpu`` copy.
+
+    vLLM and sglang keep paired buffers so: ``seq_lens`` / ``seq_lens_cpu``, ``timesteps`` /
+    ``timesteps_device``. A name on both lists says nothing.
+    """
+    host = {m.group(1) for m in _MIRROR.finditer(source) if not m.group(1).endswith("_")}
+    device = {name for m in _DEVICE_MIRROR.finditer(source) if not (name := m.group(1) or m.group(2)).endswith("_")}
+    return frozenset(host - device), frozenset(device - host)
