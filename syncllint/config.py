@@ -75,6 +75,9 @@ class Settings:
     host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
     output_functions: tuple[str, ...] = DEFAULT_OUTPUT_FUNCTIONS
     host_functions: tuple[str, ...] = DEFAULT_HOST_FUNCTIONS
+    # Names that hold host data by the project's convention: vLLM's model runner passes
+    # ``is_multimodal`` (its ``is_mm_embed``) to the models as a pinned CPU mask.
+    host_names: tuple[str, ...] = ("is_multimodal",)
     # Field names the project keeps on the host (vLLM ``keep_on_cpu=True`` registrations found near
     # the linted files by the runner); not a configuration key.
     host_keys: tuple[str, ...] = ()
@@ -98,6 +101,7 @@ _LIST_KEYS = {
     "host-modules": "host_modules",
     "output-functions": "output_functions",
     "host-functions": "host_functions",
+    "host-names": "host_names",
 }
 _KNOWN_KEYS = set(_LIST_KEYS) | {
     "per-file-ignores", "respect-gitignore", "min-confidence", "preset", "h2d-helper",

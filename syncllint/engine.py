@@ -176,7 +176,7 @@ def _walk(
         mirrored,
         device_mirrored,
         return_places(module),
-        kept_on_host(source_text) | frozenset(settings.host_keys),
+        kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names),
     )
     walker = BatchedWalker(
         rule_set.dispatch,

@@ -130,6 +130,10 @@ class DeviceInference(CallInference, PendingCopies):
 
     def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``
+        if isinstance(value, cst.Name) and value.value == "None":
+            # ``masks_cpu = None`` on one path says nothing about what the name holds on the others
+            # (the inference is flow-ordered: a reset must not erase the tensor bound above).
+            targets = [t for t in targets if not (isinstance(t, cst.Name) and self.lookup(t.value) is not None)]
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
                 if len(target.elements) == len(value.elements):
