@@ -128,7 +128,7 @@ class BatchedWalker(cst.CSTVisitor):
         frame = self._frames[-1]
         if frame[0] > 0 or self._annotation_depth:
             return
-        if frame[3] and confidence is Confidence.MEDIUM:
+        if frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
             # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
             # tensors live on the host.
             confidence = Confidence.LOW
@@ -136,6 +136,10 @@ class BatchedWalker(cst.CSTVisitor):
         self.findings.append(
             RawFinding(rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix)
         )
+
+    @property
+    def in_host_code(self) -> bool:
+        return bool(self._frames[-1][3])
 
     def is_store(self, node: cst.CSTNode) -> bool:
         return id(node) in self._store_targets

@@ -134,3 +134,18 @@ def test_a_device_parameter_defaulting_to_the_cpu_shows_no_accelerator() -> None
     """
     assert shown(source, "tests/test_model.py") == []
     assert ("SYNC602", 9) in shown(source.replace('device="cpu"', "device"), "tests/test_model.py")
+
+
+def test_copies_to_a_named_device_stay_reported_in_host_code() -> None:
+    source = """\
+    import torch
+
+    class HostPool:
+        def pointers(self, buffers: list):
+            return torch.tensor([b.data_ptr() for b in buffers], device=self.device_pool.device)
+
+    def normalize(image: torch.Tensor, h: int, w: int):
+        return torch.as_tensor([h, w], device=image.device)
+    """
+    # In a host module the pool's device is still an accelerator; the image is on the host.
+    assert shown(source, "pkg/mem_cache/pool_host/mha.py") == [("SYNC201", 5)]

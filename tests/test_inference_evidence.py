@@ -203,3 +203,19 @@ def test_device_module_synchronize_and_rng_state() -> None:
     """
     assert found(source, "SYNC701") == [(4, Confidence.HIGH)]
     assert found(source, "SYNC602") == []
+
+
+def test_a_local_alias_of_a_submodule_is_called_like_it() -> None:
+    source = """\
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            self.vision_tower = VisionTower()
+
+        def embed(self, pixel_values):
+            vt = self.vision_tower
+            pooled, pooler_mask = vt(pixel_values)
+            return pooled[pooler_mask]
+    """
+    assert found(source, "SYNC301") == [(10, Confidence.MEDIUM)]

@@ -155,6 +155,38 @@ def weighted_precision(labels: list[Label], findings: list[Finding]) -> str:
     return f"{right / total:.3f}" if total else "n/a"
 
 
+def population_estimate(labels: list[Label], findings: list[Finding], round_name: str) -> str:
+    """Precision and recall of the whole run, estimated from one uniform round.
+
+    Each project's round drew ``n`` findings uniformly from ``N`` (and grep hits of lines that run
+    left alone); the rows are scored against the current linter and scaled to their population
+    (``strata-<round>.json``). Rows labelled ``unsure`` were left out of both.
+    """
+    path = HERE / f"strata-{round_name}.json"
+    if not path.exists():
+        return "n/a"
+    population: dict[str, dict[str, int]] = json.loads(path.read_text())
+    found = reported = true = 0.0
+    parts: list[str] = []
+    for project, sizes in population.items():
+        rows = [lab for lab in labels if lab.sample == round_name and lab.project == project]
+        p_found = p_reported = p_true = 0.0
+        for stratum, size in (("finding", sizes["uniform findings"]), ("grep", sizes["uniform grep"])):
+            members = [lab for lab in rows if lab.from_finding == (stratum == "finding")]
+            if not members:
+                continue
+            hits = [match(lab, findings) is not None for lab in members]
+            scale = size / len(members)
+            p_found += scale * sum(h and lab.should_report for h, lab in zip(hits, members))
+            p_reported += scale * sum(hits)
+            p_true += scale * sum(lab.should_report for lab in members)
+        parts.append(f"{project} {p_found / p_reported if p_reported else float('nan'):.3f}/"
+                     f"{p_found / p_true if p_true else float('nan'):.3f}")
+        found, reported, true = found + p_found, reported + p_reported, true + p_true
+    overall = f"{found / reported:.3f}/{found / true:.3f}" if reported and true else "n/a"
+    return f"{overall} (precision/recall; {', '.join(parts)})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", action="store_true", help="lint whole trees, not only the labelled files")
@@ -203,6 +235,8 @@ def main() -> None:
     print_table("rule", per_code)
     print(f"\nprecision of the default-threshold findings, weighted by stratum size: "
           f"{weighted_precision(labels, findings)}")
+    for round_name in sorted({lab.sample for lab in labels} - {"stratified"}):
+        print(f"{round_name}, scaled to its population: {population_estimate(labels, findings, round_name)}")
     if args.quiet:
         return
     print(f"\nfalse positives ({len(false_pos)}):")

@@ -137,7 +137,7 @@ class CallInference:
     # -- calls ------------------------------------------------------------------------------
     def infer_call(self, call: cst.Call) -> Value:
         func = call.func
-        own = self.own_function_result(call)
+        own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own
         if isinstance(func, cst.Attribute):

@@ -186,9 +186,9 @@ class DeviceInference(CallInference, PendingCopies):
     def layer_call(self, call: cst.Call) -> Value | None:
         """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
         key = dotted_name(call.func)
-        if key is None or not key.startswith("self.") or key.count(".") != 1:
+        if key is None or key.count(".") > 1 or "." in key and not key.startswith("self."):
             return None
-        callee = self.lookup(key)
+        callee = self.lookup(key)  # ``self.proj``, or a local alias ``vt = self.vision_tower``
         if callee is None or not callee.layer:
             return None
         tensors = [v for v in (self.infer(a.value) for a in call.args if a.keyword is None) if v.is_tensor]
@@ -210,7 +210,9 @@ class DeviceInference(CallInference, PendingCopies):
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
                 # ``forward(self, x, labels=None)`` an optional tensor.
                 if not is_none:
-                    value = PYTHON_SCALAR
+                    # ``device="cpu"``: a device spec the code spells out.
+                    spec = self.device_spec(param.default)
+                    value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
                 else:
                     value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
             if value is None:
@@ -352,7 +354,7 @@ class DeviceInference(CallInference, PendingCopies):
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)
-            if found is not None and found.place is not Place.UNKNOWN:
+            if found is not None and (found.place is not Place.UNKNOWN or found.layer):
                 return found
         attr = node.attr.value
         if attr in api.METADATA_ATTRS:

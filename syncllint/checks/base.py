@@ -39,6 +39,10 @@ class RuleContext(Protocol):
     module_imports_torch: bool
     module_imports_numpy: bool
     h2d_helper: str | None
+    @property
+    def in_host_code(self) -> bool:
+        """Inside host code (a host module, a CPU-named function, a processor, a CPU unit test)."""
+        ...
 
     def report(
         self,
@@ -73,6 +77,9 @@ class Rule:
     # None promises nothing: the rule runs on every file. A wrong list loses findings, so list
     # every way the rule can fire; tests/test_prefilter.py compares runs with and without.
     triggers: ClassVar[tuple[str, ...] | None] = None
+    # Host code makes a tensor of unknown device a host tensor, which lowers most findings; a
+    # host->device copy with a device argument only gets more certain there.
+    kept_in_host_code: ClassVar[bool] = False
 
     def visitors(self) -> dict[str, Callable[[cst.CSTNode, RuleContext], None]]:
         """``{"Call": self.visit_Call, ...}`` for the engine's dispatch table."""

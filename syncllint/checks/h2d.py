@@ -15,6 +15,7 @@ _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
 class TensorFromHostData(Rule):
     code = "SYNC201"
+    kept_in_host_code = True
     fix_applicability = Applicability.SAFE
     name = "tensor-from-host-data"
     family = "host->device copies"
@@ -43,6 +44,8 @@ class TensorFromHostData(Rule):
         data = positional(node, 0) or keyword(node, "data")
         if data is None or not self._is_host_data(data, ctx) or _own_device(data, device):
             return
+        if ctx.in_host_code and _device_of_a_local(device):
+            return  # ``as_tensor([h, w], device=image.device)`` in host code: the image is on the host
         ctx.report(
             self,
             node,
@@ -118,6 +121,16 @@ def _staging_fix(
 
 
 RULES = (TensorFromHostData,)
+
+
+def _device_of_a_local(device: cst.BaseExpression | None) -> bool:
+    """``device=image.device`` / ``images[0].device``: a local tensor's device (not ``self.pool.device``)."""
+    if not (isinstance(device, cst.Attribute) and device.attr.value == "device"):
+        return False
+    head = device.value
+    while isinstance(head, cst.Subscript):
+        head = head.value
+    return isinstance(head, cst.Name) and head.value != "self"
 
 
 def _own_device(data: cst.BaseExpression, device: cst.BaseExpression | None) -> bool:

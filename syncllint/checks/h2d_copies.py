@@ -66,6 +66,7 @@ def _is_pageable_host(value: Value) -> bool:
 
 class BlockingCopyToDevice(Rule):
     code = "SYNC202"
+    kept_in_host_code = True
     fix_applicability = Applicability.SAFE
     triggers = ("cuda", ".to", "copy_")
     name = "blocking-copy-to-device"
