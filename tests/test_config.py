@@ -118,3 +118,26 @@ def test_host_suffix_setting_changes_inference(tmp_path: Path) -> None:
 def test_defaults_without_config(tmp_path: Path) -> None:
     settings = resolve_settings(None, isolated=False, search_from=tmp_path)
     assert settings == Settings()
+
+
+@pytest.mark.parametrize(
+    ("setting", "source"),
+    [
+        ("host-names = ['lens']", "import torch\n\ndef f(lens: torch.Tensor):\n    return lens.sum().item()\n"),
+        ("host-functions = ['build_*']", "import torch\n\ndef build_meta(t: torch.Tensor):\n    return t.sum().item()\n"),
+        ("host-modules = ['*/ingest/*']", "import torch\n\ndef f(t: torch.Tensor):\n    return t.sum().item()\n"),
+    ],
+)
+def test_host_code_settings_quiet_unknown_tensors(tmp_path: Path, setting: str, source: str) -> None:
+    write(tmp_path / "pkg" / "ingest" / "a.py", source)
+    assert run("check", "pkg/ingest/a.py", cwd=tmp_path).returncode == 1
+    write(tmp_path / "pyproject.toml", f"[tool.syncllint]\n{setting}\n")
+    assert run("check", "pkg/ingest/a.py", cwd=tmp_path).returncode == 0
+
+
+def test_output_functions_stay_device_code_in_host_modules(tmp_path: Path) -> None:
+    source = "import torch\n\ndef read_outputs(t: torch.Tensor):\n    return t.sum().item()\n"
+    write(tmp_path / "image_processing_x.py", source)
+    assert run("check", "image_processing_x.py", cwd=tmp_path).returncode == 0
+    write(tmp_path / "pyproject.toml", "[tool.syncllint]\noutput-functions = ['read_*']\n")
+    assert run("check", "image_processing_x.py", cwd=tmp_path).returncode == 1

@@ -155,6 +155,22 @@ def weighted_precision(labels: list[Label], findings: list[Finding]) -> str:
     return f"{right / total:.3f}" if total else "n/a"
 
 
+def precision_at_draw(labels: list[Label], round_name: str) -> str:
+    """Precision of the linter the round was drawn from: its sampled findings, scaled per project."""
+    path = HERE / f"strata-{round_name}.json"
+    if not path.exists():
+        return "n/a"
+    population: dict[str, dict[str, int]] = json.loads(path.read_text())
+    right = total = 0.0
+    for project, sizes in population.items():
+        drawn = [lab for lab in labels if lab.sample == round_name and lab.project == project and lab.from_finding]
+        if drawn:
+            right += sizes["uniform findings"] * sum(lab.should_report for lab in drawn) / len(drawn)
+            total += sizes["uniform findings"]
+    plain = [lab.should_report for lab in labels if lab.sample == round_name and lab.from_finding]
+    return f"{sum(plain) / len(plain):.3f} on the sample, {right / total:.3f} scaled" if plain and total else "n/a"
+
+
 def population_estimate(labels: list[Label], findings: list[Finding], round_name: str) -> str:
     """Precision and recall of the whole run, estimated from one uniform round.
 
@@ -236,7 +252,8 @@ def main() -> None:
     print(f"\nprecision of the default-threshold findings, weighted by stratum size: "
           f"{weighted_precision(labels, findings)}")
     for round_name in sorted({lab.sample for lab in labels} - {"stratified"}):
-        print(f"{round_name}, scaled to its population: {population_estimate(labels, findings, round_name)}")
+        print(f"{round_name}: precision of the linter it was drawn from: {precision_at_draw(labels, round_name)}; "
+              f"this linter, scaled to the population: {population_estimate(labels, findings, round_name)}")
     if args.quiet:
         return
     print(f"\nfalse positives ({len(false_pos)}):")
