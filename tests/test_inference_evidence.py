@@ -219,3 +219,17 @@ def test_a_local_alias_of_a_submodule_is_called_like_it() -> None:
             return pooled[pooler_mask]
     """
     assert found(source, "SYNC301") == [(10, Confidence.MEDIUM)]
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        ("def f(emb: torch.Tensor):\n    return torch.arange(4).to(torch.get_default_dtype())\n", "SYNC202"),
+        ("def f(n: int):\n    return torch.tensor([1, 2], device='meta')\n", "SYNC201"),
+        ("def f(w: np.ndarray, device: str = 'cpu'):\n    return torch.from_numpy(w).to(device)\n", "SYNC202"),
+        ("def f(m):\n    if isinstance(m, np.generic):\n        return m.item()\n", "SYNC101"),
+        ("def f(x):\n    if isinstance(x, (list, tuple)):\n        return x[0] if x else None\n", "SYNC502"),
+    ],
+)
+def test_dtypes_meta_cpu_defaults_and_isinstance_say_no_copy(source: str, code: str) -> None:
+    assert found("import numpy as np\nimport torch\n\n" + source, code) == []

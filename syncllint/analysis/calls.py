@@ -101,8 +101,8 @@ class CallInference:
             if isinstance(text, bytes):
                 return None
             text = text.strip().lower()
-            if text == "cpu" or text.startswith("cpu:"):
-                return DeviceLiteral.CPU
+            if text in ("cpu", "meta") or text.startswith("cpu:"):
+                return DeviceLiteral.CPU  # the meta device holds no data: nothing waits for a GPU
             if text.startswith(api.ACCELERATOR_PREFIXES):
                 return DeviceLiteral.ACCELERATOR
             return None

@@ -202,6 +202,10 @@ class DeviceInference(CallInference, PendingCopies):
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = self._annotation_value(param.annotation) if param.annotation else None
+            if value is not None and value.place is Place.PYTHON and param.default is not None:
+                # ``device: str = "cpu"``: the annotation says a string, the default says which.
+                spec = self.device_spec(param.default)
+                value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
                 value = self._suffix_value(name) or value

@@ -81,7 +81,29 @@ class Narrowing:
             return ((test.value, place),), ((test.value, _other(place)),)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._compared(test)
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+            return self._isinstance(test)
         return (), ()
+
+    def _isinstance(self, test: cst.Call) -> tuple[Facts, Facts]:
+        """``isinstance(x, np.ndarray)``: numpy in the body; ``(list, tuple)``: a Python value."""
+        if len(test.args) != 2:
+            return (), ()
+        subject, kinds = test.args[0].value, test.args[1].value
+        names = [el.value for el in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        places = {self._kind_place(name) for name in names}
+        place = places.pop() if len(places) == 1 else None
+        if place is None:
+            return (), ()
+        return ((subject, place),), ()
+
+    def _kind_place(self, kind: cst.BaseExpression) -> Place | None:
+        qualified = self._inference.imports.qualify(kind) or ""
+        if qualified.startswith("numpy."):
+            return Place.NUMPY
+        if qualified in ("list", "tuple", "dict", "str", "int", "float", "bool", "bytes", "set"):
+            return Place.PYTHON
+        return None
 
     def _compared(self, test: cst.Comparison) -> tuple[Facts, Facts]:
         target = test.comparisons[0]

@@ -15,7 +15,7 @@ import libcst as cst
 
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
-from syncllint.analysis.values import Place, Value
+from syncllint.analysis.values import NONE_BY_DEFAULT, Place, Value
 from syncllint.diagnostics import Applicability, Confidence, Severity
 
 
@@ -102,3 +102,22 @@ def receiver_confidence(value: Value, ctx: RuleContext) -> Confidence | None:
     if value.place is Place.UNKNOWN:
         return Confidence.MEDIUM if ctx.module_imports_torch else Confidence.LOW
     return None
+
+
+def variable_device_confidence(device: cst.BaseExpression, ctx: RuleContext) -> Confidence:
+    """How sure we are that a device held in a variable is an accelerator (host->device copies).
+
+    ``device=None`` by default: a no-op unless a caller passes one (transformers' rope initialisers
+    are all called without), low. In host code a device that is not the object's own
+    (``self.device``, ``self.pool.device``) is most often the host's (``device=image.device`` in an
+    image processor), low. Otherwise medium.
+    """
+    if ctx.inference.infer(device) == NONE_BY_DEFAULT:
+        return Confidence.LOW
+    if ctx.in_host_code:
+        head = device
+        while isinstance(head, (cst.Attribute, cst.Subscript)):
+            head = head.value
+        if not (isinstance(head, cst.Name) and head.value == "self" and head is not device):
+            return Confidence.LOW
+    return Confidence.MEDIUM

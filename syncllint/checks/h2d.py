@@ -6,7 +6,7 @@ import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
-from syncllint.checks.base import FixProposal, Rule, RuleContext, receiver_confidence
+from syncllint.checks.base import FixProposal, Rule, RuleContext, receiver_confidence, variable_device_confidence
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import Imports, staged_factory, staged_new_tensor
 
@@ -40,7 +40,7 @@ class TensorFromHostData(Rule):
             spec = ctx.inference.device_spec(device)
             if spec is DeviceLiteral.CPU:
                 return
-            confidence = Confidence.HIGH if spec is DeviceLiteral.ACCELERATOR else Confidence.MEDIUM
+            confidence = Confidence.HIGH if spec is DeviceLiteral.ACCELERATOR else variable_device_confidence(device, ctx)
         data = positional(node, 0) or keyword(node, "data")
         if data is None or not self._is_host_data(data, ctx) or _own_device(data, device):
             return

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
-from syncllint.analysis.values import NONE_BY_DEFAULT, DeviceLiteral, DType, Place, Value
-from syncllint.checks.base import FixProposal, Rule, RuleContext
+from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
+from syncllint.checks.base import FixProposal, Rule, RuleContext, variable_device_confidence
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import (
     is_fresh_tensor_call,
@@ -28,13 +28,10 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     target_value = ctx.inference.infer(target)
     if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
         return None  # the CPU, a tensor (``x.to(other)``)
-    if target_value == NONE_BY_DEFAULT:
-        # ``def f(config, device=None): ... inv_freq.to(device)``: a no-op unless a caller passes one
-        # (transformers' rope initialisers are all called without).
-        return Confidence.LOW
-    if isinstance(target, cst.SimpleString) or "dtype" in (ctx.qualify(target) or "").rsplit(".", 1)[-1]:
-        return None  # a string we cannot read, a dtype held in a variable
-    return Confidence.MEDIUM  # ``.to(device)`` / ``.to(self.device)``: a device we cannot see
+    named = ctx.qualify(target.func if isinstance(target, cst.Call) else target) or ""
+    if isinstance(target, cst.SimpleString) or "dtype" in named.rsplit(".", 1)[-1]:
+        return None  # a string we cannot read; a dtype in a variable or ``torch.get_default_dtype()``
+    return variable_device_confidence(target, ctx)  # ``.to(device)`` / ``.to(self.device)``
 
 
 # Constructors that build something other than a module with host parameters.
