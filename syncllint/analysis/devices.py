@@ -258,7 +258,8 @@ class DeviceInference(CallInference, PendingCopies):
         if name in api.PYTHON_ANNOTATIONS:
             return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
         if name.split(".", 1)[0] in _DATAFRAME_MODULES:
-            return PYTHON  # ``df: pl.DataFrame``: ``df["x"].unique()`` is no tensor op
+            # ``df: pl.DataFrame``: host tables; their columns (``df["x"].unique()``) act like numpy.
+            return NUMPY
         return None
 
     # -- lookups ----------------------------------------------------------------------------
