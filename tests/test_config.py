@@ -107,37 +107,32 @@ def test_per_file_ignores_apply(tmp_path: Path) -> None:
     assert "src.py" in out and "t.py" not in out
 
 
-def test_host_suffix_setting_changes_inference(tmp_path: Path) -> None:
-    source = "import torch\n\ndef f(lens_mirror):\n    return lens_mirror.item()\n"
-    write(tmp_path / "a.py", source)
-    assert run("check", "a.py", cwd=tmp_path).returncode == 1
-    write(tmp_path / "pyproject.toml", "[tool.syncllint]\nhost-suffixes = ['_mirror']\n")
-    assert run("check", "a.py", cwd=tmp_path).returncode == 0
-
-
 def test_defaults_without_config(tmp_path: Path) -> None:
     settings = resolve_settings(None, isolated=False, search_from=tmp_path)
     assert settings == Settings()
 
 
+def exit_codes_around(tmp_path: Path, path: str, source: str, setting: str) -> tuple[int, int]:
+    """``syncllint check path`` without, then with ``setting`` in ``[tool.syncllint]``."""
+    write(tmp_path / path, source)
+    before = run("check", path, cwd=tmp_path).returncode
+    write(tmp_path / "pyproject.toml", f"[tool.syncllint]\n{setting}\n")
+    return before, run("check", path, cwd=tmp_path).returncode
+
+
 @pytest.mark.parametrize(
     ("setting", "source"),
     [
+        ("host-suffixes = ['_mirror']", "import torch\n\ndef f(lens_mirror):\n    return lens_mirror.item()\n"),
         ("host-names = ['lens']", "import torch\n\ndef f(lens: torch.Tensor):\n    return lens.sum().item()\n"),
         ("host-functions = ['build_*']", "import torch\n\ndef build_meta(t: torch.Tensor):\n    return t.sum().item()\n"),
         ("host-modules = ['*/ingest/*']", "import torch\n\ndef f(t: torch.Tensor):\n    return t.sum().item()\n"),
     ],
 )
 def test_host_code_settings_quiet_unknown_tensors(tmp_path: Path, setting: str, source: str) -> None:
-    write(tmp_path / "pkg" / "ingest" / "a.py", source)
-    assert run("check", "pkg/ingest/a.py", cwd=tmp_path).returncode == 1
-    write(tmp_path / "pyproject.toml", f"[tool.syncllint]\n{setting}\n")
-    assert run("check", "pkg/ingest/a.py", cwd=tmp_path).returncode == 0
+    assert exit_codes_around(tmp_path, "pkg/ingest/a.py", source, setting) == (1, 0)
 
 
 def test_output_functions_stay_device_code_in_host_modules(tmp_path: Path) -> None:
     source = "import torch\n\ndef read_outputs(t: torch.Tensor):\n    return t.sum().item()\n"
-    write(tmp_path / "image_processing_x.py", source)
-    assert run("check", "image_processing_x.py", cwd=tmp_path).returncode == 0
-    write(tmp_path / "pyproject.toml", "[tool.syncllint]\noutput-functions = ['read_*']\n")
-    assert run("check", "image_processing_x.py", cwd=tmp_path).returncode == 1
+    assert exit_codes_around(tmp_path, "image_processing_x.py", source, "output-functions = ['read_*']") == (0, 1)
