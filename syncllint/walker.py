@@ -11,15 +11,13 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import HostContext
+from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.narrowing import Narrowing
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.values import (
     PYTHON,
-    PYTHON_SCALAR,
-    UNKNOWN,
     DeviceLiteral,
     Place,
-    Value,
 )
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Confidence
@@ -180,12 +178,12 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, (cst.For, cst.While)):
             self._loop_bodies.add(id(node.body))
             if isinstance(node, cst.For):
-                self._bind_loop_target(node.target, node.iter)
+                bind_loop_target(self.inference, node.target, node.iter)
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._frames[-1][1] += 1
             comp: cst.CompFor | None = node.for_in
             while comp is not None:
-                self._bind_loop_target(comp.target, comp.iter)
+                bind_loop_target(self.inference, comp.target, comp.iter)
                 comp = comp.inner_for_in
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
@@ -293,23 +291,6 @@ class BatchedWalker(cst.CSTVisitor):
         if key in self._default_device_bodies:
             self.inference.set_default_device(self._saved_devices.pop())
 
-    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        value = self.inference.infer(iterable)
-        if isinstance(iterable, cst.Call) and self.imports.qualify(iterable.func) in ("range", "enumerate"):
-            if isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                self.inference.bind(target.elements[0].value, PYTHON_SCALAR)
-                element = self.inference.infer(iterable.args[0].value) if iterable.args else PYTHON
-                self.inference.bind(target.elements[1].value, _element_of(element))
-                return
-            self.inference.bind(target, PYTHON_SCALAR)
-            return
-        if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-            # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
-            self.inference.bind(target.elements[0].value, PYTHON)
-            self.inference.bind(target.elements[1].value, _element_of(value))
-            return
-        self.inference.bind(target, _element_of(value))
-
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
         value = self.inference.infer(node.value) if node.value is not None else None
         if value is None or value.place is Place.UNKNOWN:
@@ -337,17 +318,3 @@ def _ends_flow(suite: cst.BaseSuite) -> bool:
     elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
         last = suite.body[-1]
     return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
-
-
-def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:
-    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
-        return False
-    method = iterable.func.attr.value
-    return method == "items" or method.startswith("named_")
-
-
-def _element_of(value: Value) -> Value:
-    """What iterating over ``value`` yields."""
-    if value.is_tensor or value.place is Place.NUMPY:
-        return Value(value.place, value.dtype)
-    return UNKNOWN

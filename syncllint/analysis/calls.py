@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.ranks import SAME_SHAPE_METHODS, factory_rank, shape_rank
 from syncllint.analysis.values import (
     ACCELERATOR_DEVICE,
     CPU_DEVICE,
@@ -179,7 +180,7 @@ class CallInference:
             if dtype is DType.UNKNOWN:
                 dtype = self._default_factory_dtype(qualified, call)
             zero_dim = self._factory_is_0d(qualified, call)
-            rank = 0 if zero_dim else _factory_rank(qualified, call)
+            rank = 0 if zero_dim else factory_rank(qualified, call)
             return Value(place.place, dtype, zero_dim, place.pinned, rank=rank)
         if qualified in api.TORCH_LIKE_FACTORIES:
             first = positional(call, 0)
@@ -289,10 +290,10 @@ class CallInference:
             return Value(Place.DEVICE, owner.dtype, owner.zero_dim, rank=owner.rank)
         if method == "pin_memory":
             return Value(Place.HOST_TENSOR, owner.dtype, pinned=True, rank=owner.rank)
-        if method in _SAME_SHAPE_METHODS and owner.is_tensor:
+        if method in SAME_SHAPE_METHODS and owner.is_tensor:
             return replace(owner, pinned=False)
         if method in ("view", "reshape") and owner.is_tensor:
-            return Value(owner.place, owner.dtype, rank=_shape_rank(call))
+            return Value(owner.place, owner.dtype, rank=shape_rank(call))
         if method == "to":
             return self._infer_to(owner, call)
         if method == "new_tensor" or method.startswith("new_"):
@@ -334,54 +335,6 @@ class CallInference:
         if other.is_tensor:  # ``x.to(other)`` takes other's device and dtype
             return Value(other.place)
         return Value(Place.TENSOR, owner.dtype)
-
-
-# Methods that return a tensor of the same shape, place and dtype.
-_SAME_SHAPE_METHODS = frozenset(("clone", "contiguous", "detach", "zero_", "fill_", "copy_"))
-
-
-def _shape_rank(call: cst.Call) -> int | None:
-    """``x.view(4, 4)`` / ``x.reshape((n, -1))``: the rank of the new shape (a dtype or a shape name: unknown)."""
-    sizes = [a.value for a in call.args]
-    if any(a.star or a.keyword is not None for a in call.args) or not sizes:
-        return None
-    if len(sizes) == 1:
-        only = sizes[0]
-        if isinstance(only, (cst.Tuple, cst.List)):
-            return None if any(isinstance(el, cst.StarredElement) for el in only.elements) else len(only.elements)
-        return 1 if isinstance(only, (cst.Integer, cst.UnaryOperation)) else None
-    return len(sizes)
-
-
-def _factory_rank(qualified: str, call: cst.Call) -> int | None:
-    """``torch.zeros(n)`` / ``zeros((a, b))`` / ``arange(n)`` / ``tensor([1, 2])``: the rank the call shows."""
-    if qualified in ("torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.randperm"):
-        return 1
-    if any(a.star for a in call.args):
-        return None
-    sizes = [a.value for a in call.args if a.keyword is None]
-    if qualified == "torch.full":
-        sizes = sizes[:1]
-    elif qualified == "torch.randint":
-        sizes = sizes[-1:]  # randint(low, high, size) / randint(high, size)
-    elif qualified not in api.SIZED_FACTORIES:
-        if qualified in ("torch.tensor", "torch.as_tensor") and sizes and isinstance(sizes[0], (cst.List, cst.Tuple)):
-            elements = sizes[0].elements
-            if elements and all(isinstance(el.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for el in elements):
-                return 1
-        return None
-    if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
-        if any(isinstance(el, cst.StarredElement) for el in sizes[0].elements):
-            return None
-        return len(sizes[0].elements)
-    if len(sizes) == 1 and not isinstance(sizes[0], cst.Integer):
-        # ``zeros(n)`` is 1-D, but ``zeros(shape)`` / ``zeros(x.size())`` take a whole shape.
-        leaf = sizes[0].attr.value if isinstance(sizes[0], cst.Attribute) else sizes[0].value if isinstance(sizes[0], cst.Name) else ""
-        if not leaf or "shape" in leaf.lower() or leaf.lower() in ("size", "sizes", "dims"):
-            return None
-    if not sizes or qualified == "torch.randint" and not isinstance(sizes[0], (cst.Tuple, cst.List)):
-        return None  # ``size=`` by keyword, or randint's bounds only
-    return len(sizes)
 
 
 __all__ = ["CallInference", "keyword", "positional", "is_true", "PYTHON", "PYTHON_SCALAR"]

@@ -14,7 +14,10 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
+from syncllint.analysis.annotations import annotation_value
 from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.local_calls import LocalCalls
+from syncllint.analysis.naming import NamingConventions
 from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
@@ -43,7 +46,7 @@ class _Scope:
     is_class: bool = False
 
 
-class DeviceInference(CallInference, PendingCopies):
+class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies):
     def __init__(
         self,
         imports: ImportMap,
@@ -163,45 +166,11 @@ class DeviceInference(CallInference, PendingCopies):
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
 
-    def _ends_a_host_key(self, leaf: str) -> bool:
-        """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host."""
-        tail = "_" + leaf
-        # Compound names only: ``grid_thw``, not ``mask`` or ``lengths`` (``feature_attention_mask``).
-        return "_" in leaf.strip("_") and any(key.endswith(tail) for key in self._host_keys)
-
-    def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool:
-        """A string key naming data kept on the host (``"image_sizes"`` registered ``keep_on_cpu=True``)."""
-        if isinstance(index, cst.Index):
-            index = index.value
-        return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
-
-    def own_function_result(self, call: cst.Call) -> Value | None:
-        """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, when its returns show the place."""
-        key = dotted_name(call.func)
-        place = self._returns.get(key) if key is not None else None
-        if place is None or key is None or "." in key and not key.startswith("self."):
-            return None
-        return Value(place)
-
-    def layer_call(self, call: cst.Call) -> Value | None:
-        """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
-        key = dotted_name(call.func)
-        if key is None or key.count(".") > 1 or "." in key and not key.startswith("self."):
-            return None
-        callee = self.lookup(key)  # ``self.proj``, or a local alias ``vt = self.vision_tower``
-        if callee is None or not callee.layer:
-            return None
-        tensors = [v for v in (self.infer(a.value) for a in call.args if a.keyword is None) if v.is_tensor]
-        if not tensors:
-            return ASSUMED_TENSOR
-        place = combine_operands(tensors)
-        return Value(place.place, assumed=place.assumed)
-
     def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
         """Bind a function's parameters from annotations, names and the kind of function."""
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
-            value = self._annotation_value(param.annotation) if param.annotation else None
+            value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
                 spec = self.device_spec(param.default)
@@ -226,71 +195,7 @@ class DeviceInference(CallInference, PendingCopies):
             if isinstance(star, cst.Param):
                 self._scopes[-1].names[star.name.value] = PYTHON
 
-    def _annotation_value(self, annotation: cst.Annotation) -> Value | None:
-        node = annotation.annotation
-        # ``Optional[X]`` / ``X | None``: the X decides.
-        if isinstance(node, cst.Subscript):
-            name = self.imports.qualify(node.value) or ""
-            if name.rsplit(".", 1)[-1] == "Optional" and node.slice:
-                inner = node.slice[0].slice
-                if isinstance(inner, cst.Index):
-                    return self._annotation_value(cst.Annotation(inner.value))
-            if name in api.NUMPY_ANNOTATIONS:
-                return NUMPY
-            return PYTHON if name.rsplit(".", 1)[-1] in ("list", "List", "tuple", "Tuple", "dict", "Dict", "Sequence", "set") else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-            # ``X | None`` is X; ``torch.Tensor | int`` could be either, so it says nothing.
-            sides = [s for s in _union_members(node) if not (isinstance(s, cst.Name) and s.value == "None")]
-            values = {self._annotation_value(cst.Annotation(side)) for side in sides}
-            return values.pop() if len(values) == 1 else None
-        if isinstance(node, cst.SimpleString):
-            return None
-        qualified = self.imports.qualify(node)
-        if qualified is None:
-            return None
-        name = qualified
-        if name in api.TENSOR_ANNOTATIONS:
-            return TENSOR
-        if name in api.DEVICE_ANNOTATIONS:
-            return DEVICE_TENSOR
-        if name in api.NUMPY_ANNOTATIONS:
-            return NUMPY
-        if name in api.PYTHON_ANNOTATIONS:
-            return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
-        if name.split(".", 1)[0] in _DATAFRAME_MODULES:
-            # ``df: pl.DataFrame``: host tables; their columns (``df["x"].unique()``) act like numpy.
-            return NUMPY
-        return None
-
     # -- lookups ----------------------------------------------------------------------------
-    def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None:
-        leaf = name.rsplit(".", 1)[-1]
-        if leaf.endswith(self._host_suffixes):
-            return NUMPY if leaf.endswith("_np") else HOST_TENSOR
-        if "_cpu_" in leaf and "_cpu" in self._host_suffixes:
-            return HOST_TENSOR  # ``seq_lens_cpu_upper_bound``, ``token_ids_cpu_tensor``
-        # ``image_size`` (a parameter taking one of ``image_sizes``) is kept on the host too.
-        kept = leaf in self._host_keys or leaf + "s" in self._host_keys or self._ends_a_host_key(leaf)
-        if kept and not conventions_only or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
-            return HOST_TENSOR  # a field kept on the host; ``host_indices``
-        if leaf.endswith(self._device_suffixes):
-            # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
-            return SUFFIX_DEVICE_TENSOR
-        # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
-        if attribute and "_" + leaf in self._host_suffixes:
-            return NUMPY if leaf == "np" else HOST_TENSOR
-        if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
-            return SUFFIX_DEVICE_TENSOR
-        if conventions_only:
-            return None
-        if leaf in self._mirrored:
-            # ``seq_lens`` next to ``seq_lens_cpu``: by convention a tensor on the device, but only a
-            # convention (``case.seq_lens`` may be a list): enough for ``.tolist()``, not to clear a copy.
-            return ASSUMED_TENSOR
-        if leaf in self._device_mirrored:
-            return HOST_TENSOR  # ``timesteps`` next to ``timesteps_device``: the host half
-        return None
-
     def lookup(self, key: str) -> Value | None:
         if key.startswith("self.") and self._class_attrs:
             found = self._class_attrs[-1].get(key)
@@ -412,10 +317,6 @@ class DeviceInference(CallInference, PendingCopies):
 
 
 # Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
-_DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
-
-
-
 def _is_self_attribute(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
 
@@ -429,12 +330,5 @@ def _builds_instance(expr: cst.BaseExpression) -> bool:
     return leaf[:1].isupper() and any(c.islower() for c in leaf) and not leaf.endswith(("Tensor", "Config", "Event", "Stream"))
 
 
-def _union_members(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
-        return _union_members(node.left) + _union_members(node.right)
-    return [node]
-
-
-SUFFIX_DEVICE_TENSOR = Value(Place.DEVICE, assumed=True)
 
 __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]

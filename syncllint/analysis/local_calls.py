@@ -1,0 +1,45 @@
+"""Calls that stay in the module: its own functions (by their returns) and its submodules.
+
+A mixin of DeviceInference: ``lookup`` and ``infer`` come from there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_operands
+
+
+class LocalCalls:
+    _returns: dict[str, Place]
+
+    if TYPE_CHECKING:  # provided by DeviceInference
+
+        def lookup(self, key: str) -> Value | None: ...
+
+        def infer(self, node: cst.BaseExpression) -> Value: ...
+
+    def own_function_result(self, call: cst.Call) -> Value | None:
+        """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, when its returns show the place."""
+        key = dotted_name(call.func)
+        place = self._returns.get(key) if key is not None else None
+        if place is None or key is None or "." in key and not key.startswith("self."):
+            return None
+        return Value(place)
+
+    def layer_call(self, call: cst.Call) -> Value | None:
+        """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
+        key = dotted_name(call.func)
+        if key is None or key.count(".") > 1 or "." in key and not key.startswith("self."):
+            return None
+        callee = self.lookup(key)  # ``self.proj``, or a local alias ``vt = self.vision_tower``
+        if callee is None or not callee.layer:
+            return None
+        tensors = [v for v in (self.infer(a.value) for a in call.args if a.keyword is None) if v.is_tensor]
+        if not tensors:
+            return ASSUMED_TENSOR
+        place = combine_operands(tensors)
+        return Value(place.place, assumed=place.assumed)

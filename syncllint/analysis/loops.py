@@ -1,0 +1,41 @@
+"""What loop targets hold: ``for i, row in enumerate(t)``, ``for name, p in m.named_parameters()``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, UNKNOWN, Place, Value
+
+
+def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+    """Bind ``for target in iterable`` (and comprehension targets): elements of what is iterated."""
+    value = inference.infer(iterable)
+    if isinstance(iterable, cst.Call) and inference.imports.qualify(iterable.func) in ("range", "enumerate"):
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            inference.bind(target.elements[0].value, PYTHON_SCALAR)
+            element = inference.infer(iterable.args[0].value) if iterable.args else PYTHON
+            inference.bind(target.elements[1].value, _element_of(element))
+            return
+        inference.bind(target, PYTHON_SCALAR)
+        return
+    if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
+        inference.bind(target.elements[0].value, PYTHON)
+        inference.bind(target.elements[1].value, _element_of(value))
+        return
+    inference.bind(target, _element_of(value))
+
+
+def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+        return False
+    method = iterable.func.attr.value
+    return method == "items" or method.startswith("named_")
+
+
+def _element_of(value: Value) -> Value:
+    """What iterating over ``value`` yields."""
+    if value.is_tensor or value.place is Place.NUMPY:
+        return Value(value.place, value.dtype)
+    return UNKNOWN

@@ -1,0 +1,64 @@
+"""What names say about places: suffixes (``_cpu``, ``_gpu``), mirrors, fields kept on the host.
+
+A mixin of the device inference; its answers count only where the code shows nothing better
+(an unknown value), or, for explicit suffixes, over a vague one (``x_cpu: torch.Tensor``).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.values import ASSUMED_TENSOR, HOST_TENSOR, NUMPY, Place, Value
+
+# A device tensor by name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
+SUFFIX_DEVICE_TENSOR = Value(Place.DEVICE, assumed=True)
+
+
+class NamingConventions:
+    """Mixin of DeviceInference: the configured suffixes and the module's mirrors and kept fields."""
+
+    _host_suffixes: tuple[str, ...]
+    _device_suffixes: tuple[str, ...]
+    _mirrored: frozenset[str]
+    _device_mirrored: frozenset[str]
+    _host_keys: frozenset[str]
+
+    def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None:
+        leaf = name.rsplit(".", 1)[-1]
+        if leaf.endswith(self._host_suffixes):
+            return NUMPY if leaf.endswith("_np") else HOST_TENSOR
+        if "_cpu_" in leaf and "_cpu" in self._host_suffixes:
+            return HOST_TENSOR  # ``seq_lens_cpu_upper_bound``, ``token_ids_cpu_tensor``
+        # ``image_size`` (a parameter taking one of ``image_sizes``) is kept on the host too.
+        kept = leaf in self._host_keys or leaf + "s" in self._host_keys or self._ends_a_host_key(leaf)
+        if kept and not conventions_only or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
+            return HOST_TENSOR  # a field kept on the host; ``host_indices``
+        if leaf.endswith(self._device_suffixes):
+            # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
+            return SUFFIX_DEVICE_TENSOR
+        # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
+        if attribute and "_" + leaf in self._host_suffixes:
+            return NUMPY if leaf == "np" else HOST_TENSOR
+        if attribute and "_" + leaf in self._device_suffixes + ("_gpu",):
+            return SUFFIX_DEVICE_TENSOR
+        if conventions_only:
+            return None
+        if leaf in self._mirrored:
+            # ``seq_lens`` next to ``seq_lens_cpu``: by convention a tensor on the device, but only a
+            # convention (``case.seq_lens`` may be a list): enough for ``.tolist()``, not to clear a copy.
+            return ASSUMED_TENSOR
+        if leaf in self._device_mirrored:
+            return HOST_TENSOR  # ``timesteps`` next to ``timesteps_device``: the host half
+        return None
+
+    def _ends_a_host_key(self, leaf: str) -> bool:
+        """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host."""
+        tail = "_" + leaf
+        # Compound names only: ``grid_thw``, not ``mask`` or ``lengths`` (``feature_attention_mask``).
+        return "_" in leaf.strip("_") and any(key.endswith(tail) for key in self._host_keys)
+
+    def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool:
+        """A string key naming data kept on the host (``"image_sizes"`` registered ``keep_on_cpu=True``)."""
+        if isinstance(index, cst.Index):
+            index = index.value
+        return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
