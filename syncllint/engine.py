@@ -12,6 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from syncllint.analysis.allowed_callees import only_called_when_allowed
 from syncllint.analysis.conventions import kept_on_host, mirrored_names
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
@@ -190,6 +191,7 @@ def _walk(
         host=host,
     )
     walker.h2d_helper = settings.h2d_helper
+    walker.allowed_callees = only_called_when_allowed(module, source_text, imports, settings.allowed_contexts)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
 

@@ -75,6 +75,8 @@ class RawFinding:
 class BatchedWalker(cst.CSTVisitor):
     # The project's host->device helper ("pkg.mod:func"), for fixes that can use it.
     h2d_helper: str | None = None
+    # Module functions called only inside allowed regions (analysis/allowed_callees.py).
+    allowed_callees: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -238,11 +240,12 @@ class BatchedWalker(cst.CSTVisitor):
     def _enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
-        # A kernel (``@triton.jit``) runs on the device: nothing in it is a host sync, so it is
-        # treated like an allowed region.
         enclosing_class = self._classes[-1] if self._classes else None
         host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]))
-        self._frames.append([int(self._is_kernel(node)), 0, int(bool(hot)), int(host)])
+        # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
+        # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
+        allowed = self._is_kernel(node) or name in self.allowed_callees
+        self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         # ``forward`` and ``__call__`` of a module get tensors unless annotated otherwise.
         self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",))

@@ -91,3 +91,24 @@ def test_noqa_on_compound_statement_header() -> None:
 def test_file_level_noqa() -> None:
     assert codes("# syncllint: noqa\n" + PRELUDE + "v = x.item()\nw = x.tolist()\n") == []
     assert codes("# syncllint: noqa: SYNC101\n" + PRELUDE + "v = x.item()\nw = x.tolist()\n") == ["SYNC102"]
+
+
+def test_a_helper_called_only_inside_an_allowed_region_is_allowed() -> None:
+    source = """\
+    import torch
+    from vllm.utils.gpu_sync_debug import gpu_sync_allowed
+
+    def _sync_ranks(t: torch.Tensor):
+        return t.sum().item()
+
+    def _elsewhere_too(t: torch.Tensor):
+        return t.max().item()
+
+    def step(t: torch.Tensor):
+        with gpu_sync_allowed():
+            a = _sync_ranks(t)
+            b = _elsewhere_too(t)
+        return a + b + _elsewhere_too(t)
+    """
+    rows = [d.start.row for d in lint(source) if d.code == "SYNC101"]
+    assert rows == [8]  # _sync_ranks runs only in the region; _elsewhere_too also outside it
