@@ -13,6 +13,7 @@ from pathlib import Path
 import libcst as cst
 
 from syncllint.analysis.allowed_callees import only_called_when_allowed
+from syncllint.analysis.call_sites import host_parameters
 from syncllint.analysis.conventions import kept_on_host, mirrored_names
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
@@ -178,6 +179,7 @@ def _walk(
         device_mirrored,
         return_places(module),
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names),
+        host_parameters(module, source_text, imports, settings.host_suffixes),
     )
     walker = BatchedWalker(
         rule_set.dispatch,

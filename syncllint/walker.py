@@ -247,8 +247,10 @@ class BatchedWalker(cst.CSTVisitor):
         allowed = self._is_kernel(node) or name in self.allowed_callees
         self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
-        # ``forward`` and ``__call__`` of a module get tensors unless annotated otherwise.
-        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",))
+        method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
+        filled = self.inference.host_parameters.get(("self." if method else "") + name, frozenset())
+        # ``forward`` of a module gets tensors unless annotated otherwise.
+        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled_with_host=filled)
 
     def _is_kernel(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:

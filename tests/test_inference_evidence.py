@@ -233,3 +233,21 @@ def test_a_local_alias_of_a_submodule_is_called_like_it() -> None:
 )
 def test_dtypes_meta_cpu_defaults_and_isinstance_say_no_copy(source: str, code: str) -> None:
     assert found("import numpy as np\nimport torch\n\n" + source, code) == []
+
+
+def test_private_helpers_take_the_place_their_callers_show() -> None:
+    source = """\
+    import torch
+
+    def _pack(offsets, n):
+        return offsets.cpu().tolist()
+
+    def _other(offsets):
+        return offsets.cpu()
+
+    def run(case, x: torch.Tensor):
+        a = _pack(case["offsets"].cpu(), 3)
+        b = _pack(torch.arange(4), n=2)
+        return a, b, _other(x), _other(case["y"].cpu())
+    """
+    assert [row for row, _ in found(source, "SYNC103")] == [7, 10, 12]

@@ -56,6 +56,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         device_mirrored: frozenset[str] = frozenset(),
         returns: dict[str, Place] | None = None,
         host_keys: frozenset[str] = frozenset(),
+        host_parameters: dict[str, frozenset[str]] | None = None,
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -69,6 +70,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         self._returns = returns or {}
         # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
         self._host_keys = host_keys
+        # ``name`` / ``self.name`` -> parameters every call in the module fills with host data.
+        self.host_parameters = host_parameters or {}
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
@@ -166,11 +169,20 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
 
-    def bind_parameters(self, params: cst.Parameters, tensor_by_default: bool) -> None:
-        """Bind a function's parameters from annotations, names and the kind of function."""
+    def bind_parameters(
+        self, params: cst.Parameters, tensor_by_default: bool, filled_with_host: frozenset[str] = frozenset()
+    ) -> None:
+        """Bind a function's parameters from annotations, names, callers and the kind of function.
+
+        ``filled_with_host``: parameters every call in the module fills with host data
+        (analysis/call_sites.py); they are host values unless the annotation says numpy or Python.
+        """
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
+            if name in filled_with_host and (value is None or value.place is Place.TENSOR):
+                self._scopes[-1].names[name] = HOST_TENSOR
+                continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
                 spec = self.device_spec(param.default)
