@@ -78,6 +78,13 @@ class Settings:
     # Names that hold host data by the project's convention: vLLM's model runner passes
     # ``is_multimodal`` (its ``is_mm_embed``) to the models as a pinned CPU mask.
     host_names: tuple[str, ...] = ("is_multimodal",)
+    # The same, for modules that import a given framework: in vLLM and sglang the multimodal grid
+    # metadata stays on the host (vLLM registers it ``keep_on_cpu=True``; sglang's processors build
+    # it on the CPU), while in transformers it is a model input on the device.
+    framework_host_names: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("vllm", ("image_grid_thw", "video_grid_thw", "grid_thw", "grid_thws")),
+        ("sglang", ("image_grid_thw", "video_grid_thw", "grid_thw", "grid_thws")),
+    )
     # Field names the project keeps on the host (vLLM ``keep_on_cpu=True`` registrations found near
     # the linted files by the runner); not a configuration key.
     host_keys: tuple[str, ...] = ()

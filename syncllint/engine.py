@@ -178,7 +178,8 @@ def _walk(
         mirrored,
         device_mirrored,
         return_places(module),
-        kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names),
+        kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
+        | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         host_parameters(module, source_text, imports, settings.host_suffixes),
     )
     walker = BatchedWalker(

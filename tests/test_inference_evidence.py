@@ -251,3 +251,10 @@ def test_private_helpers_take_the_place_their_callers_show() -> None:
         return a, b, _other(x), _other(case["y"].cpu())
     """
     assert [row for row, _ in found(source, "SYNC103")] == [7, 10, 12]
+
+
+def test_grid_metadata_is_host_data_in_vllm_and_sglang_modules_only() -> None:
+    body = "import torch\n\ndef embed(grid_thw: torch.Tensor):\n    return grid_thw.tolist()\n"
+    in_vllm = "from vllm.config import VllmConfig\n" + body
+    assert [conf for _, conf in found(in_vllm, "SYNC102")] == []
+    assert [conf for _, conf in found(body, "SYNC102")] == [Confidence.MEDIUM]
