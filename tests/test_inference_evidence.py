@@ -258,3 +258,18 @@ def test_grid_metadata_is_host_data_in_vllm_and_sglang_modules_only() -> None:
     in_vllm = "from vllm.config import VllmConfig\n" + body
     assert [conf for _, conf in found(in_vllm, "SYNC102")] == []
     assert [conf for _, conf in found(body, "SYNC102")] == [Confidence.MEDIUM]
+
+
+def test_an_opaque_rebinding_keeps_a_tensor_a_tensor() -> None:
+    source = """\
+    import torch
+
+    def f(labels: torch.Tensor, merged: dict, cache: dict):
+        labels = merged["labels"]
+        idx = torch.arange(8)
+        idx, other = cache[8]
+        return labels.sum().item(), idx[idx > 2].tolist()
+    """
+    assert [(d.code, d.confidence) for d in lint(source) if d.code in ("SYNC101", "SYNC102", "SYNC301")] == [
+        ("SYNC101", Confidence.MEDIUM)
+    ]

@@ -118,6 +118,12 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         self._mark_pending(target, False)
         if isinstance(target, cst.Name):
+            previous = self._scopes[-1].names.get(target.value)
+            if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
+                # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
+                # tensor is most likely a tensor still, though where is no longer certain.
+                place = Place.HOST_TENSOR if previous.place is Place.HOST_TENSOR else Place.TENSOR
+                value = Value(place, assumed=previous.assumed)
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
