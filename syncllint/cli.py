@@ -92,6 +92,7 @@ def check(
     from syncllint.discovery import discover
     from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
     from syncllint.report import render, render_statistics
+    from syncllint.project_facts import with_project_facts
     from syncllint.runner import lint_files
 
     targets = list(paths) or ["."]
@@ -142,6 +143,7 @@ def check(
             _fail(f"{missing}: No such file or directory")
         for folder in found.unreadable:
             click.echo(f"syncllint: warning: cannot read folder {folder}", err=True)
+        settings = with_project_facts(settings, found.files, None if no_cache else _cache_root(settings, cache_dir))
         results = lint_files(
             found.files, settings, jobs, cache=_run_cache(settings, no_cache, cache_dir), progress=_progress(quiet)
         )
@@ -165,12 +167,18 @@ def check(
     sys.exit(EXIT_FINDINGS if diagnostics and not exit_zero else EXIT_CLEAN)
 
 
+def _cache_root(settings: Settings, cache_dir: str | None) -> Path:
+    from syncllint.cache import default_cache_dir
+
+    return Path(cache_dir) if cache_dir else default_cache_dir(settings)
+
+
 def _run_cache(settings: Settings, no_cache: bool, cache_dir: str | None) -> Cache | None:
-    from syncllint.cache import default_cache_dir, open_cache
+    from syncllint.cache import open_cache
 
     if no_cache:
         return None
-    return open_cache(Path(cache_dir) if cache_dir else default_cache_dir(settings), settings)
+    return open_cache(_cache_root(settings, cache_dir), settings)
 
 
 def _progress(quiet: bool) -> Progress | None:

@@ -7,12 +7,11 @@ import stat
 import tokenize
 from collections.abc import Iterable
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 from typing import Protocol
 
-from syncllint.analysis.conventions import kept_on_host
 from syncllint.cache import Cache
 from syncllint.config import Settings
 from syncllint.results import FileResult, parse_error
@@ -110,33 +109,6 @@ def _lint_chunk(args: tuple[list[str], Settings, Cache | None]) -> list[FileResu
     return [lint_path(p, settings, cache) for p in paths]
 
 
-def with_project_facts(settings: Settings, names: list[str]) -> Settings:
-    """Add what files near the linted ones register as kept on the host (vLLM's ``keep_on_cpu=True``).
-
-    A model often reads fields that a processor in a sibling module registers (``qwen3_vl.py`` uses
-    ``qwen2_vl.py``'s processor; ``minimax_m3/nvidia/model.py`` reads ``minimax_m3/common``'s). The
-    files of each linted file's folder and of its parent's subfolders are searched (bytes, once).
-    """
-    folders: set[Path] = set()
-    for folder in {Path(name).resolve().parent for name in names}:
-        folders.add(folder)
-        if (folder.parent / "__init__.py").is_file():  # inside a package: its sibling folders too
-            try:
-                folders.update(sub for sub in folder.parent.iterdir() if sub.is_dir())
-            except OSError:
-                pass
-    keys: set[str] = set()
-    for folder in folders:
-        for path in folder.glob("*.py"):
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if b"keep_on_cpu" in data:
-                keys.update(kept_on_host(data.decode("utf-8", "replace")))
-    return replace(settings, host_keys=tuple(sorted(keys))) if keys else settings
-
-
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
@@ -153,7 +125,6 @@ def lint_files(
     With a cache, hits are answered here first; only misses reach the engine (and the pool).
     """
     names = [str(p) for p in paths]
-    settings = with_project_facts(settings, names)
     results: list[FileResult] = []
     if cache is not None:
         misses = []
