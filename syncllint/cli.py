@@ -91,8 +91,8 @@ def check(
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
     from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
-    from syncllint.report import render, render_statistics
     from syncllint.project_facts import with_project_facts
+    from syncllint.report import render, render_statistics
     from syncllint.runner import lint_files
 
     targets = list(paths) or ["."]

@@ -16,9 +16,9 @@ from syncllint.analysis.allowed_callees import only_called_when_allowed
 from syncllint.analysis.call_sites import host_parameters
 from syncllint.analysis.conventions import kept_on_host, mirrored_names
 from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.host_context import HostContext, host_context
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.noqa import parse_noqa
-from syncllint.analysis.host_context import HostContext, host_context
 from syncllint.analysis.positions import node_ranges
 from syncllint.analysis.returns import return_places
 from syncllint.checks import select_rules

@@ -11,9 +11,9 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import HostContext
+from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.narrowing import Narrowing
-from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.values import (
     PYTHON,
     DeviceLiteral,

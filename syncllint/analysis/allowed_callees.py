@@ -13,6 +13,7 @@ import libcst as cst
 
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
 
 
@@ -34,7 +35,7 @@ class _CallSites(cst.CSTVisitor):
         elif isinstance(node, cst.FunctionDef):
             self.defined.add(node.name.value)
         elif isinstance(node, cst.Call):
-            callee = _callee(node.func)
+            callee = local_callee(node.func)
             if callee is not None:
                 self.inside[callee] = self.inside.get(callee, True) and self._depth > 0
         return True
@@ -42,14 +43,6 @@ class _CallSites(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if id(original_node) in self._allowing:
             self._depth -= 1
-
-
-def _callee(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-        return func.attr.value
-    return None
 
 
 def only_called_when_allowed(

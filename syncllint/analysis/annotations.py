@@ -6,7 +6,14 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import ImportMap
-from syncllint.analysis.values import DEVICE_TENSOR, NUMPY, PYTHON, PYTHON_SCALAR, TENSOR, Value
+from syncllint.analysis.values import (
+    DEVICE_TENSOR,
+    NUMPY,
+    PYTHON,
+    PYTHON_SCALAR,
+    TENSOR,
+    Value,
+)
 
 _DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
 

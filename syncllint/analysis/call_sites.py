@@ -17,6 +17,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
 
 _PRIVATE_DEF = re.compile(r"\bdef\s+_[A-Za-z0-9]")
@@ -41,7 +42,7 @@ class _Sites(cst.CSTVisitor):
             self.defs.setdefault(("self." if method else "") + node.name.value, []).append(node)
             self._functions += 1
         elif isinstance(node, cst.Call):
-            key = _key(node.func)
+            key = local_callee(node.func, keyed=True)
             if key is not None:
                 self.calls.setdefault(key, []).append(node)
         return True
@@ -51,14 +52,6 @@ class _Sites(cst.CSTVisitor):
             self._classes -= 1
         elif isinstance(original_node, cst.FunctionDef):
             self._functions -= 1
-
-
-def _key(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-        return "self." + func.attr.value
-    return None
 
 
 def host_parameters(

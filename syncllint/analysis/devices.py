@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import CallInference
 from syncllint.analysis.annotations import annotation_value
+from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.naming import NamingConventions

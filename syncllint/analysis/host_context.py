@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
 
 HOST_CLASS_SUFFIXES = (
@@ -113,7 +114,7 @@ class _CallGraph(cst.CSTVisitor):
             self._stack.append(node.name.value)
             self.calls.setdefault(node.name.value, set())
         elif isinstance(node, cst.Call) and self._stack:
-            callee = _callee_name(node.func)
+            callee = local_callee(node.func)
             if callee is not None:
                 self.calls[self._stack[-1]].add(callee)
         return True
@@ -121,15 +122,6 @@ class _CallGraph(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if isinstance(original_node, cst.FunctionDef):
             self._stack.pop()
-
-
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    """``helper(...)`` and ``self.helper(...)`` / ``cls.helper(...)``: calls that stay in the module."""
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-        return func.attr.value
-    return None
 
 
 def output_side_functions(module: cst.Module, patterns: Iterable[str]) -> frozenset[str]:

@@ -43,3 +43,13 @@ class LocalCalls:
             return ASSUMED_TENSOR
         place = combine_operands(tensors)
         return Value(place.place, assumed=place.assumed)
+
+
+def local_callee(func: cst.BaseExpression, keyed: bool = False) -> str | None:
+    """``helper(...)`` -> ``helper``; ``self.helper(...)`` / ``cls.helper(...)`` -> ``helper``
+    (``self.helper`` when ``keyed``, to tell methods from functions): calls that stay in the module."""
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        return ("self." if keyed else "") + func.attr.value
+    return None

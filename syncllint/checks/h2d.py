@@ -6,7 +6,13 @@ import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
-from syncllint.checks.base import FixProposal, Rule, RuleContext, receiver_confidence, variable_device_confidence
+from syncllint.checks.base import (
+    FixProposal,
+    Rule,
+    RuleContext,
+    receiver_confidence,
+    variable_device_confidence,
+)
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import Imports, staged_factory, staged_new_tensor
 

@@ -6,7 +6,12 @@ import libcst as cst
 
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
-from syncllint.checks.base import FixProposal, Rule, RuleContext, variable_device_confidence
+from syncllint.checks.base import (
+    FixProposal,
+    Rule,
+    RuleContext,
+    variable_device_confidence,
+)
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import (
     is_fresh_tensor_call,
