@@ -177,7 +177,7 @@ def _walk(
         settings.device_suffixes,
         mirrored,
         device_mirrored,
-        return_places(module),
+        return_places(module, source_text),
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         host_parameters(module, source_text, imports, settings.host_suffixes),

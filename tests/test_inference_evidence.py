@@ -273,3 +273,23 @@ def test_an_opaque_rebinding_keeps_a_tensor_a_tensor() -> None:
     assert [(d.code, d.confidence) for d in lint(source) if d.code in ("SYNC101", "SYNC102", "SYNC301")] == [
         ("SYNC101", Confidence.MEDIUM)
     ]
+
+
+def test_a_helper_returning_host_factories_returns_host_data() -> None:
+    source = """\
+    import torch
+
+    def _tensors():
+        video = torch.randn(1, 24, 2)
+        context = torch.tensor([1.0, 2.0])
+        return video, context
+
+    def _moved(t: torch.Tensor):
+        return torch.as_tensor(t)
+
+    def test_x(out: torch.Tensor):
+        video, context = _tensors()
+        assert torch.equal(out, context[0])
+        assert torch.equal(out, _moved(video))
+    """
+    assert [row for row, _ in found(source, "SYNC602")] == [14]
