@@ -12,12 +12,16 @@ from pathlib import Path
 
 import libcst as cst
 
-from syncllint.analysis.allowed_callees import only_called_when_allowed
 from syncllint.analysis.call_sites import host_parameters
-from syncllint.analysis.conventions import kept_on_host, mirrored_names
+from syncllint.analysis.conventions import (
+    factories_build_on_host,
+    kept_on_host,
+    mirrored_names,
+)
 from syncllint.analysis.devices import DeviceInference
-from syncllint.analysis.host_context import HostContext, host_context
+from syncllint.analysis.host_context import host_context, is_test_module
 from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.module_index import ModuleIndex
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.positions import node_ranges
 from syncllint.analysis.returns import return_places
@@ -133,11 +137,7 @@ def _analyse(module: cst.Module, source: str, filename: str, settings: Settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    host = host_context(
-        module, Path(filename).as_posix(), source, settings.host_modules, settings.output_functions,
-        settings.host_functions,
-    )
-    walker = _walk(module, rule_set, settings, host, source)
+    walker = _walk(module, rule_set, settings, Path(filename).as_posix(), source)
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:
         return FileResult(filename, ())
@@ -159,17 +159,15 @@ def _record_top_level_imports(body: Sequence[cst.CSTNode], imports: ImportMap) -
                     _record_top_level_imports(block.body, imports)
 
 
-def _walk(
-    module: cst.Module,
-    rule_set: RuleSet,
-    settings: Settings,
-    host: HostContext,
-    source_text: str = "",
-) -> BatchedWalker:
+def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, path: str, source_text: str = "") -> BatchedWalker:
     imports = ImportMap()
     # A cheap read of the top-level imports first (also under ``if``/``try``, as in
     # ``if is_torch_available(): import torch``), so names used before a late import resolve.
     _record_top_level_imports(module.body, imports)
+    # What the module's functions share (call graph, call sites, allowed regions): one extra walk.
+    allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
+    index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
+    factories_on_host = factories_build_on_host(source_text)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,
@@ -177,10 +175,10 @@ def _walk(
         settings.device_suffixes,
         mirrored,
         device_mirrored,
-        return_places(module, source_text),
+        return_places(module, factories_on_host),
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
-        host_parameters(module, source_text, imports, settings.host_suffixes),
+        host_parameters(index, imports, settings.host_suffixes, factories_on_host),
     )
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -191,12 +189,20 @@ def _walk(
         # ``import torch`` inside functions counts too: the module works with torch.
         module_imports_torch=imports.imports_module("torch") or "import torch" in source_text or "from torch" in source_text,
         module_imports_numpy=imports.imports_module("numpy"),
-        host=host,
+        host=host_context(
+            index, path, source_text, settings.host_modules, settings.output_functions, settings.host_functions
+        ),
     )
     walker.h2d_helper = settings.h2d_helper
-    walker.allowed_callees = only_called_when_allowed(module, source_text, imports, settings.allowed_contexts)
+    # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
+    # called only there runs only there.
+    walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
+
+
+def _names_an_allowed_context(source: str, settings: Settings) -> bool:
+    return any(name.rsplit(".", 1)[-1] in source for name in settings.allowed_contexts)
 
 
 def _to_diagnostics(

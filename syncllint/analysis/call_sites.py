@@ -11,63 +11,26 @@ its default needs a host default.
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import ImportMap
-from syncllint.analysis.local_calls import local_callee
-from syncllint.traversal import walk
+from syncllint.analysis.module_index import ModuleIndex
 
-_PRIVATE_DEF = re.compile(r"\bdef\s+_[A-Za-z0-9]")
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
-_DEVICE_CONTEXT = re.compile(r"\bwith\s+torch\.device\(")
-
-
-class _Sites(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: dict[str, list[cst.Call]] = {}
-        self.defs: dict[str, list[cst.FunctionDef]] = {}
-        self._classes = 0
-        self._functions = 0
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.ClassDef):
-            self._classes += 1
-        elif isinstance(node, cst.FunctionDef):
-            # Methods are keyed ``self.name``; functions (module level or nested) ``name``.
-            method = self._classes > 0 and self._functions == 0
-            self.defs.setdefault(("self." if method else "") + node.name.value, []).append(node)
-            self._functions += 1
-        elif isinstance(node, cst.Call):
-            key = local_callee(node.func, keyed=True)
-            if key is not None:
-                self.calls.setdefault(key, []).append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.ClassDef):
-            self._classes -= 1
-        elif isinstance(original_node, cst.FunctionDef):
-            self._functions -= 1
 
 
 def host_parameters(
-    module: cst.Module, source: str, imports: ImportMap, host_suffixes: tuple[str, ...]
+    index: ModuleIndex, imports: ImportMap, host_suffixes: tuple[str, ...], factories_on_host: bool
 ) -> dict[str, frozenset[str]]:
-    """``name`` / ``self.name`` -> its parameters that every call in the module fills with host data."""
-    if not _PRIVATE_DEF.search(source):
-        return {}
-    # Under a default device, a factory without ``device=`` builds on the device.
-    factories_on_host = "set_default_device" not in source and not _DEVICE_CONTEXT.search(source)
-    sites = _Sites()
-    walk(module, sites)
+    """``name`` / ``self.name`` -> its parameters that every call in the module fills with host data.
+
+    ``factories_on_host``: no default device, so a factory without ``device=`` builds on the host.
+    """
     found: dict[str, frozenset[str]] = {}
-    for key, definitions in sites.defs.items():
+    for key, definitions in index.keyed_defs.items():
         name = key.rsplit(".", 1)[-1]
-        calls = sites.calls.get(key, [])
+        calls = index.call_sites.get(key, [])
         if not name.startswith("_") or name.startswith("__") or len(definitions) != 1 or not calls:
             continue
         host = _host_filled(definitions[0].params, calls, key.startswith("self."), imports, host_suffixes, factories_on_host)

@@ -40,3 +40,11 @@ def mirrored_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
     host = {m.group(1) for m in _MIRROR.finditer(source) if not m.group(1).endswith("_")}
     device = {name for m in _DEVICE_MIRROR.finditer(source) if not (name := m.group(1) or m.group(2)).endswith("_")}
     return frozenset(host - device), frozenset(device - host)
+
+
+_DEVICE_CONTEXT = re.compile(r"\bwith\s+torch\.device\(")
+
+
+def factories_build_on_host(source: str) -> bool:
+    """Whether ``torch.zeros(n)`` without ``device=`` builds on the host in this module (no default device)."""
+    return "set_default_device" not in source and not _DEVICE_CONTEXT.search(source)

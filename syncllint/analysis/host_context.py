@@ -19,21 +19,17 @@ syncs in post-processing were what treating whole processor modules as host code
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import libcst as cst
 
-from syncllint.analysis import torch_api as api
-from syncllint.analysis.local_calls import local_callee
-from syncllint.traversal import walk
+from syncllint.analysis.module_index import ModuleIndex, closure
 
 HOST_CLASS_SUFFIXES = (
     "ProcessingInfo", "MultiModalProcessor", "DummyInputsBuilder", "ImageProcessor", "ImageProcessorFast",
     "ImageProcessorPil", "FeatureExtractor", "VideoProcessor",
 )
-_DEF = re.compile(r"\bdef\s+(\w+)")
 TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
 
 
@@ -62,28 +58,32 @@ class HostContext:
 
 
 def host_context(
-    module: cst.Module,
+    index: ModuleIndex,
     path: str,
     source: str,
     host_modules: Iterable[str],
     output_functions: Iterable[str],
     host_functions: tuple[str, ...] = (),
 ) -> HostContext:
-    """The host-code facts of one module; the extra walks run only where they can matter."""
+    """The host-code facts of one module, from its index (``ModuleIndex``)."""
     module_is_host = any(fnmatch.fnmatch(path, p) for p in host_modules)
-    test_module = any(fnmatch.fnmatch(path, p) for p in TEST_MODULE_PATTERNS)
     output_side: frozenset[str] = frozenset()
     if module_is_host or "Processor" in source or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
-        output_side = output_side_functions(module, output_functions)
-    host_named: frozenset[str] = frozenset()
-    defined = set(_DEF.findall(source))
-    if any(fnmatch.fnmatchcase(name, p) for name in defined for p in host_functions):
-        # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) too.
-        host_named = output_side_functions(module, host_functions) - output_side
-    shows_device: frozenset[int] = frozenset()
-    if test_module:
-        shows_device = _functions_near_a_device(module)
+        output_side = index.reached_from(_matching(index, output_functions))
+    # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) too.
+    host_named = index.reached_from(_matching(index, host_functions)) - output_side
+    test_module = is_test_module(path)
+    shows_device = _functions_near_a_device(index) if test_module else frozenset()
     return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
+
+
+def is_test_module(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, p) for p in TEST_MODULE_PATTERNS)
+
+
+def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:
+    wanted = tuple(patterns)
+    return {name for name in index.defs if any(fnmatch.fnmatchcase(name, p) for p in wanted)}
 
 
 def _is_host_class(name: str) -> bool:
@@ -101,122 +101,17 @@ def _named_for_cpu(name: str) -> bool:
     return lowered.endswith("_cpu") or "_cpu_" in lowered or lowered.startswith("cpu_")
 
 
-class _CallGraph(cst.CSTVisitor):
-    """Per function name (methods and functions alike): the names it calls directly."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: dict[str, set[str]] = {}
-        self._stack: list[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.FunctionDef):
-            self._stack.append(node.name.value)
-            self.calls.setdefault(node.name.value, set())
-        elif isinstance(node, cst.Call) and self._stack:
-            callee = local_callee(node.func)
-            if callee is not None:
-                self.calls[self._stack[-1]].add(callee)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, cst.FunctionDef):
-            self._stack.pop()
-
-
-def output_side_functions(module: cst.Module, patterns: Iterable[str]) -> frozenset[str]:
-    """Names of the functions matching ``patterns`` and of every module function they reach."""
-    graph = _CallGraph()
-    walk(module, graph)
-    wanted = tuple(patterns)
-    seeds = {name for name in graph.calls if any(fnmatch.fnmatchcase(name, p) for p in wanted)}
-    return frozenset(seeds | (_closure(seeds, graph.calls) & graph.calls.keys()))
-
-
-class _DeviceEvidence(_CallGraph):
-    """Functions of a test module whose text shows an accelerator, and the module's call graph."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.showing: set[str] = set()
-        self.defs: dict[str, list[int]] = {}
-
-        # Per enclosing function: parameters that default to the CPU (``def tiny_model(device="cpu")``).
-        self._cpu_params: list[frozenset[str]] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        super().on_visit(node)
-        if isinstance(node, cst.FunctionDef):
-            self.defs.setdefault(node.name.value, []).append(id(node))
-            self._cpu_params.append(_cpu_default_params(node.params))
-        elif self._stack and _shows_device(node, self._cpu_params[-1]):
-            self.showing.update(self._stack)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if isinstance(original_node, cst.FunctionDef):
-            self._cpu_params.pop()
-
-
-def _cpu_default_params(params: cst.Parameters) -> frozenset[str]:
-    return frozenset(
-        p.name.value
-        for p in (*params.params, *params.kwonly_params)
-        if isinstance(p.default, cst.SimpleString) and p.default.value.strip("\"'").lower() == "cpu"
-    )
-
-
-def _functions_near_a_device(module: cst.Module) -> frozenset[int]:
+def _functions_near_a_device(index: ModuleIndex) -> frozenset[int]:
     """The functions that show a device, those that call one of them, and those they call.
 
     A test that calls ``_make_inputs()`` (which builds on ``"cuda"``) gets device tensors, and so
     does a helper that a test on ``"cuda"`` calls with its tensors. A CPU test that shares that
     helper shows nothing itself and stays host code.
     """
-    evidence = _DeviceEvidence()
-    walk(module, evidence)
-    callers: dict[str, set[str]] = {name: set() for name in evidence.calls}
-    for caller, callees in evidence.calls.items():
+    callers: dict[str, set[str]] = {name: set() for name in index.calls}
+    for caller, callees in index.calls.items():
         for callee in callees & callers.keys():
             callers[callee].add(caller)
-    reached = set(evidence.showing)
-    reached |= _closure(evidence.showing, callers)  # callers, transitively
-    reached |= _closure(evidence.showing, evidence.calls)  # callees, transitively
-    return frozenset(node_id for name in reached for node_id in evidence.defs.get(name, ()))
-
-
-def _closure(start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
-    found: set[str] = set()
-    pending = list(start)
-    while pending:
-        for other in edges.get(pending.pop(), ()):
-            if other not in found:
-                found.add(other)
-                pending.append(other)
-    return found
-
-
-def _shows_device(node: cst.CSTNode, cpu_names: frozenset[str] = frozenset()) -> bool:
-    """``"cuda:0"``, ``x.cuda()``, ``torch.cuda...``, ``on_gpu``, ``device=dev``, ``.to(device)``."""
-    if isinstance(node, cst.SimpleString):
-        text = node.value.lstrip("rbuRBU").strip("\"'").lower()
-        # ``"cuda"``, ``"cuda:0"``; not prose (a docstring saying "single GPU").
-        return text.startswith(api.ACCELERATOR_PREFIXES) and " " not in text
-    if isinstance(node, cst.Name):
-        lowered = node.value.lower()
-        return "cuda" in lowered or "gpu" in lowered
-    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
-        return _is_variable_device(node.value, cpu_names)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
-        return any(a.keyword is None and _is_variable_device(a.value, cpu_names) for a in node.args[:1])
-    return False
-
-
-def _is_variable_device(expr: cst.BaseExpression, cpu_names: frozenset[str]) -> bool:
-    """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out,
-    and so is a parameter defaulting to it."""
-    if isinstance(expr, cst.Name) and expr.value in cpu_names:
-        return False
-    leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
-    return "device" in leaf.lower() or leaf.lower() == "dev"
+    showing = index.showing_device
+    reached = set(showing) | closure(showing, callers) | closure(showing, index.calls)
+    return frozenset(id(node) for name in reached for node in index.defs.get(name, ()))

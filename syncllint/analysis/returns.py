@@ -9,7 +9,6 @@ so this costs a fraction of the main walk.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -23,19 +22,17 @@ _SAME_PLACE = frozenset(
     "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
     "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
 )
-_DEVICE_CONTEXT = re.compile(r"\bwith\s+torch\.device\(")
 _BLOCKS = (cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.ExceptHandler,
            cst.ExceptStarHandler, cst.Finally)
 
 
-def return_places(module: cst.Module, source: str = "") -> dict[str, Place]:
+def return_places(module: cst.Module, factories_on_host: bool = True) -> dict[str, Place]:
     """``name`` (functions) and ``self.name`` (methods) -> HOST_TENSOR or DEVICE, where all returns agree.
 
     A return may name a local assigned in the function's top-level statements (``video =
     torch.randn(...)``; ``return video, audio``); a torch factory without ``device=`` is host data
-    unless the module sets a default device.
+    when ``factories_on_host`` (the module sets no default device).
     """
-    factories_on_host = "set_default_device" not in source and not _DEVICE_CONTEXT.search(source)
     found: dict[str, Place | None] = {}
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef):

@@ -1,0 +1,147 @@
+"""One read-only walk over a module for the facts its functions share, before the main walk.
+
+Host code (callers and callees of post-processing and processor hooks, test functions near a
+device), helpers only called inside allowed regions, and the arguments private helpers receive
+all read the same things: which functions the module defines, which of them each function calls,
+and where those calls are. Collecting them in one pass keeps it to one extra walk per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.allowed import with_allows
+from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.local_calls import local_callee
+from syncllint.traversal import walk
+
+
+class ModuleIndex(cst.CSTVisitor):
+    """Definitions, the call graph and call sites of one module (names of functions and methods)."""
+
+    def __init__(self, imports: ImportMap, allowed: tuple[str, ...], device_evidence: bool) -> None:
+        super().__init__()
+        self._imports = imports
+        self._allowed = allowed
+        self._device_evidence = device_evidence
+        # ``name`` -> its definitions; ``self.name`` for methods, ``name`` for functions -> the same.
+        self.defs: dict[str, list[cst.FunctionDef]] = {}
+        self.keyed_defs: dict[str, list[cst.FunctionDef]] = {}
+        self.calls: dict[str, set[str]] = {}  # function name -> names it calls directly
+        self.call_sites: dict[str, list[cst.Call]] = {}  # ``name`` / ``self.name`` -> its calls
+        self.called_outside_allowed: set[str] = set()
+        self.showing_device: set[str] = set()  # functions whose text shows an accelerator
+        self._stack: list[str] = []
+        self._cpu_params: list[frozenset[str]] = []
+        self._classes = 0
+        self._allowing: set[int] = set()
+        self._allowed_depth = 0
+
+    @classmethod
+    def build(
+        cls, module: cst.Module, imports: ImportMap, allowed: tuple[str, ...], device_evidence: bool
+    ) -> ModuleIndex:
+        index = cls(imports, allowed, device_evidence)
+        walk(module, index)
+        return index
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.FunctionDef):
+            name = node.name.value
+            method = self._classes > 0 and not self._stack
+            self.defs.setdefault(name, []).append(node)
+            self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
+            self.calls.setdefault(name, set())
+            self._stack.append(name)
+            self._cpu_params.append(_cpu_default_params(node.params))
+        elif isinstance(node, cst.ClassDef):
+            self._classes += 1
+        elif isinstance(node, cst.With) and self._allowed and with_allows(node, self._imports, self._allowed):
+            self._allowing.add(id(node.body))
+        elif id(node) in self._allowing:
+            self._allowed_depth += 1
+        elif isinstance(node, cst.Call):
+            self._note_call(node)
+        if self._device_evidence and self._stack and _shows_device(node, self._cpu_params[-1]):
+            self.showing_device.update(self._stack)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, cst.FunctionDef):
+            self._stack.pop()
+            self._cpu_params.pop()
+        elif isinstance(original_node, cst.ClassDef):
+            self._classes -= 1
+        elif id(original_node) in self._allowing:
+            self._allowed_depth -= 1
+
+    def _note_call(self, node: cst.Call) -> None:
+        callee = local_callee(node.func)
+        if callee is None:
+            return
+        if self._stack:
+            self.calls[self._stack[-1]].add(callee)
+        keyed = local_callee(node.func, keyed=True)
+        if keyed is not None:
+            self.call_sites.setdefault(keyed, []).append(node)
+        if self._allowed_depth == 0:
+            self.called_outside_allowed.add(callee)
+
+    def reached_from(self, seeds: Iterable[str]) -> frozenset[str]:
+        """``seeds`` and every module function they call, transitively."""
+        found = set(seeds)
+        return frozenset(found | (closure(found, self.calls) & self.calls.keys()))
+
+    def only_called_when_allowed(self) -> frozenset[str]:
+        """Module functions called at least once, and only from inside allowed regions."""
+        called = {callee for callees in self.calls.values() for callee in callees} | {
+            key.rsplit(".", 1)[-1] for key in self.call_sites
+        }
+        return frozenset(name for name in called - self.called_outside_allowed if name in self.defs)
+
+
+def closure(start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
+    found: set[str] = set()
+    pending = list(start)
+    while pending:
+        for other in edges.get(pending.pop(), ()):
+            if other not in found:
+                found.add(other)
+                pending.append(other)
+    return found
+
+
+def _cpu_default_params(params: cst.Parameters) -> frozenset[str]:
+    return frozenset(
+        p.name.value
+        for p in (*params.params, *params.kwonly_params)
+        if isinstance(p.default, cst.SimpleString) and p.default.value.strip("\"'").lower() == "cpu"
+    )
+
+
+def _shows_device(node: cst.CSTNode, cpu_names: frozenset[str] = frozenset()) -> bool:
+    """``"cuda:0"``, ``x.cuda()``, ``torch.cuda...``, ``on_gpu``, ``device=dev``, ``.to(device)``."""
+    if isinstance(node, cst.SimpleString):
+        text = node.value.lstrip("rbuRBU").strip("\"'").lower()
+        # ``"cuda"``, ``"cuda:0"``; not prose (a docstring saying "single GPU").
+        return text.startswith(api.ACCELERATOR_PREFIXES) and " " not in text
+    if isinstance(node, cst.Name):
+        lowered = node.value.lower()
+        return "cuda" in lowered or "gpu" in lowered
+    if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
+        return _is_variable_device(node.value, cpu_names)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
+        return any(a.keyword is None and _is_variable_device(a.value, cpu_names) for a in node.args[:1])
+    return False
+
+
+def _is_variable_device(expr: cst.BaseExpression, cpu_names: frozenset[str]) -> bool:
+    """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out,
+    and so is a parameter defaulting to it."""
+    if isinstance(expr, cst.Name) and expr.value in cpu_names:
+        return False
+    leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return "device" in leaf.lower() or leaf.lower() == "dev"
