@@ -22,19 +22,20 @@ from libcst._nodes import op as _op_nodes
 from libcst._nodes import whitespace as _whitespace_nodes
 
 
-def _subclasses(root: type) -> set[type]:
+def subclasses(*roots: type) -> set[type]:
+    """Every class derived from ``roots`` (not the roots themselves)."""
     found: set[type] = set()
-    stack = [root]
+    stack = list(roots)
     while stack:
-        subclasses: list[type] = stack.pop().__subclasses__()
-        for sub in subclasses:
+        children: list[type] = stack.pop().__subclasses__()
+        for sub in children:
             if sub not in found:
                 found.add(sub)
                 stack.append(sub)
     return found
 
 
-ALL_NODE_TYPES = frozenset(_subclasses(cst.CSTNode))
+ALL_NODE_TYPES = frozenset(subclasses(cst.CSTNode))
 _BRACKETS = {"LeftParen", "RightParen", "LeftSquareBracket", "RightSquareBracket", "LeftCurlyBrace", "RightCurlyBrace"}
 # Whitespace, comments, operators and brackets: leaves for every analysis the engine runs.
 TRIVIA_TYPES = frozenset(

@@ -21,6 +21,7 @@ from syncllint.analysis.values import (
 )
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Confidence
+from syncllint.traversal import subclasses
 
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 
@@ -35,15 +36,7 @@ _COMPOUND = (
 def _kinds(*bases: type) -> frozenset[type]:
     """Every class that is a ``bases`` (``isinstance`` is slow on libcst's ABC hierarchy; a set
     lookup of ``type(node)`` answers the same for every node class libcst defines)."""
-    found = set(bases)
-    stack = list(bases)
-    while stack:
-        subclasses: list[type] = stack.pop().__subclasses__()
-        for sub in subclasses:
-            if sub not in found:
-                found.add(sub)
-                stack.append(sub)
-    return frozenset(found)
+    return frozenset(set(bases) | subclasses(*bases))
 
 
 _STATEMENT_KINDS = _kinds(cst.SimpleStatementLine, *_COMPOUND)
