@@ -68,7 +68,7 @@ class RawFinding:
 class BatchedWalker(cst.CSTVisitor):
     # The project's host->device helper ("pkg.mod:func"), for fixes that can use it.
     h2d_helper: str | None = None
-    # Module functions called only inside allowed regions (analysis/allowed_callees.py).
+    # Module functions called only inside allowed regions (``ModuleIndex.only_called_when_allowed``).
     allowed_callees: frozenset[str] = frozenset()
 
     def __init__(
