@@ -45,10 +45,11 @@ class Cache:
     def _entries(self) -> Path:
         return self.directory / _LAYOUT / self.fingerprint
 
-    def key(self, path: str, data: bytes) -> str:
+    def key(self, path: str, data: bytes, linked: bytes = b"") -> str:
         # The absolute path: per-file settings depend on it, and `a.py` and `./a.py` share entries.
+        # ``linked``: the digest of what other modules say about this one (its project facts).
         digest = hashlib.blake2b(data, digest_size=20)
-        digest.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        digest.update(b"\0" + os.path.abspath(path).encode("utf-8", "surrogateescape") + b"\0" + linked)
         return digest.hexdigest()
 
     def _entry(self, key: str) -> Path:

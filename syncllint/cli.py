@@ -91,6 +91,7 @@ def check(
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
     from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
+    from syncllint.project.index import linked_facts
     from syncllint.project_facts import with_project_facts
     from syncllint.report import render, render_statistics
     from syncllint.runner import lint_files
@@ -143,9 +144,15 @@ def check(
             _fail(f"{missing}: No such file or directory")
         for folder in found.unreadable:
             click.echo(f"syncllint: warning: cannot read folder {folder}", err=True)
-        settings = with_project_facts(settings, found.files, None if no_cache else _cache_root(settings, cache_dir))
+        facts_cache = None if no_cache else _cache_root(settings, cache_dir)
+        settings = with_project_facts(settings, found.files, facts_cache)
         results = lint_files(
-            found.files, settings, jobs, cache=_run_cache(settings, no_cache, cache_dir), progress=_progress(quiet)
+            found.files,
+            settings,
+            jobs,
+            cache=_run_cache(settings, no_cache, cache_dir),
+            progress=_progress(quiet),
+            linked=linked_facts(found.files, settings.host_suffixes, facts_cache),
         )
         if output_format == "full":
             for result in results:

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from syncllint.analysis.call_sites import host_parameters
 from syncllint.analysis.conventions import (
-    factories_build_on_host,
     kept_on_host,
     mirrored_names,
 )
@@ -24,7 +22,7 @@ from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.module_index import ModuleIndex
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.positions import node_ranges
-from syncllint.analysis.returns import return_places
+from syncllint.analysis.values import Place
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
@@ -32,6 +30,8 @@ from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
 from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
+from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, combine, module_name
+from syncllint.project.summary import DEVICE, HOST, summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
 from syncllint.walker import BatchedWalker, RawFinding
@@ -74,10 +74,13 @@ def _ignored_for_file(filename: str, settings: Settings) -> tuple[str, ...]:
     return tuple(ignored)
 
 
-def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter: bool = True) -> FileResult:
+def lint_source(
+    source: str, filename: str, settings: Settings, *, use_prefilter: bool = True, linked: LinkedFacts = NO_LINKED_FACTS
+) -> FileResult:
     """All diagnostics for one file's text. Never raises on bad input.
 
-    ``use_prefilter=False`` parses every file; findings are the same either way.
+    ``use_prefilter=False`` parses every file; findings are the same either way. ``linked``: what
+    the rest of the project says about this module (the runner's project index).
     """
     too_deep = bracket_depth_problem(source)
     if too_deep is not None:
@@ -91,13 +94,13 @@ def lint_source(source: str, filename: str, settings: Settings, *, use_prefilter
     except cst.ParserSyntaxError as err:
         return FileResult(filename, (syntax_error(filename, source, err),))
     except RecursionError:
-        return _lint_deep(lambda: _parse_and_analyse(source, filename, settings), filename)
+        return _lint_deep(lambda: _parse_and_analyse(source, filename, settings, linked), filename)
     except (MemoryError, ValueError) as err:
         return FileResult(filename, (parse_error(filename, f"{type(err).__name__}: {err}"),))
     try:
-        return _analyse(module, source, filename, settings)
+        return _analyse(module, source, filename, settings, linked)
     except RecursionError:
-        return _lint_deep(lambda: _analyse(module, source, filename, settings), filename)
+        return _lint_deep(lambda: _analyse(module, source, filename, settings, linked), filename)
 
 
 def syntax_error(filename: str, source: str, err: cst.ParserSyntaxError) -> Diagnostic:
@@ -115,12 +118,12 @@ def syntax_error(filename: str, source: str, err: cst.ParserSyntaxError) -> Diag
     return parse_error(filename, err.message, err.raw_line, err.raw_column + 1)
 
 
-def _parse_and_analyse(source: str, filename: str, settings: Settings) -> FileResult:
+def _parse_and_analyse(source: str, filename: str, settings: Settings, linked: LinkedFacts) -> FileResult:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as err:
         return FileResult(filename, (syntax_error(filename, source, err),))
-    return _analyse(module, source, filename, settings)
+    return _analyse(module, source, filename, settings, linked)
 
 
 def _lint_deep(work: Callable[[], FileResult], filename: str) -> FileResult:
@@ -132,12 +135,12 @@ def _lint_deep(work: Callable[[], FileResult], filename: str) -> FileResult:
         return FileResult(filename, (parse_error(filename, message),))
 
 
-def _analyse(module: cst.Module, source: str, filename: str, settings: Settings) -> FileResult:
+def _analyse(module: cst.Module, source: str, filename: str, settings: Settings, linked: LinkedFacts) -> FileResult:
     ignore = settings.ignore + _ignored_for_file(filename, settings)
     rule_set = rule_set_for(settings.select, settings.extend_select, ignore)
     if not rule_set.rules:
         return FileResult(filename, ())
-    walker = _walk(module, rule_set, settings, Path(filename).as_posix(), source)
+    walker = _walk(module, rule_set, settings, Path(filename).as_posix(), source, linked)
     findings = [f for f in walker.findings if f.confidence >= settings.min_confidence]
     if not findings:
         return FileResult(filename, ())
@@ -159,7 +162,14 @@ def _record_top_level_imports(body: Sequence[cst.CSTNode], imports: ImportMap) -
                     _record_top_level_imports(block.body, imports)
 
 
-def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, path: str, source_text: str = "") -> BatchedWalker:
+def _walk(
+    module: cst.Module,
+    rule_set: RuleSet,
+    settings: Settings,
+    path: str,
+    source_text: str = "",
+    linked: LinkedFacts = NO_LINKED_FACTS,
+) -> BatchedWalker:
     imports = ImportMap()
     # A cheap read of the top-level imports first (also under ``if``/``try``, as in
     # ``if is_torch_available(): import torch``), so names used before a late import resolve.
@@ -167,7 +177,7 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, path: str, 
     # What the module's functions share (call graph, call sites, allowed regions): one extra walk.
     allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
-    factories_on_host = factories_build_on_host(source_text)
+    returns, host_parameters = _module_facts(source_text, path, settings, linked)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,
@@ -175,10 +185,10 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, path: str, 
         settings.device_suffixes,
         mirrored,
         device_mirrored,
-        return_places(module, factories_on_host),
+        returns,
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
-        host_parameters(index, imports, settings.host_suffixes, factories_on_host),
+        host_parameters,
     )
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -199,6 +209,22 @@ def _walk(module: cst.Module, rule_set: RuleSet, settings: Settings, path: str, 
     walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
+
+
+def _module_facts(
+    source: str, path: str, settings: Settings, linked: LinkedFacts
+) -> tuple[dict[str, Place], dict[str, frozenset[str]]]:
+    """Where the results of the module's calls live, and which parameters only get host data: from
+    the module's own text and what the rest of the project says (``linked``)."""
+    module, is_package = module_name(Path(path))
+    own = summarize(source, module, is_package, settings.host_suffixes)
+    if own is None:
+        return {}, {}
+    returns, host_parameters = combine(own, linked)
+    return {key: _PLACES[place] for key, place in returns.items()}, host_parameters
+
+
+_PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE}
 
 
 def _names_an_allowed_context(source: str, settings: Settings) -> bool:

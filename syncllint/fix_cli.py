@@ -107,14 +107,17 @@ def run(request: FixRequest, job: Job) -> int:
                 "outside the paths given",
                 err=True,
             )
+        from syncllint.project.index import linked_facts
         from syncllint.project_facts import with_project_facts
 
-        # The same settings a check of these files uses, so a fix acts on what the check reports.
+        # The same settings and project facts a check of these files uses, so a fix acts on what
+        # the check reports.
         settings = with_project_facts(job.settings, found.files)
-        results = process_paths(inside, settings, options, job.jobs)
+        linked = linked_facts(found.files, settings.host_suffixes)
+        results = process_paths(inside, settings, options, job.jobs, linked)
         if outside:  # still linted and reported, never written
             lint_only = FixOptions(fix=False, write=False)
-            results = sorted(results + process_paths(outside, settings, lint_only, job.jobs), key=lambda r: r[0])
+            results = sorted(results + process_paths(outside, settings, lint_only, job.jobs, linked), key=lambda r: r[0])
     errors = [o.error for _, o in results if o.error]
     for error in errors:
         click.echo(f"syncllint: internal error: {error}", err=True)

@@ -13,6 +13,7 @@ from syncllint.diagnostics import Diagnostic
 from syncllint.engine import lint_source
 from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
 from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
+from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import parse_error
 from syncllint.runner import decode_source, default_jobs
 
@@ -28,14 +29,16 @@ class FixOptions:
     add_allow: bool = False
 
 
-def process_text(text: str, filename: str, settings: Settings, options: FixOptions) -> FixOutcome:
+def process_text(
+    text: str, filename: str, settings: Settings, options: FixOptions, linked: LinkedFacts = NO_LINKED_FACTS
+) -> FixOutcome:
     """Fix, then mark what is left (``--add-noqa`` / ``--add-allow``); the file's new text and findings."""
     if filename.endswith(NOTEBOOK_SUFFIX):
         return _process_notebook(text, filename, settings, options)
     if options.fix:
-        outcome = fix_source(text, filename, settings, unsafe=options.unsafe)
+        outcome = fix_source(text, filename, settings, unsafe=options.unsafe, linked=linked)
     else:
-        outcome = FixOutcome(text, text, Counter(), lint_source(text, filename, settings).diagnostics)
+        outcome = FixOutcome(text, text, Counter(), lint_source(text, filename, settings, linked=linked).diagnostics)
     if outcome.error is not None or not (options.add_noqa or options.add_allow) or not outcome.remaining:
         return outcome
     try:
@@ -49,7 +52,7 @@ def process_text(text: str, filename: str, settings: Settings, options: FixOptio
     if reason is not None:
         tool = "--add-allow" if options.add_allow else "--add-noqa"
         return replace(outcome, error=f"{tool} made {filename} invalid ({reason}); its findings were not marked")
-    remaining = lint_source(marked, filename, settings).diagnostics
+    remaining = lint_source(marked, filename, settings, linked=linked).diagnostics
     return replace(outcome, fixed=marked, remaining=remaining)
 
 
@@ -66,7 +69,7 @@ def _process_notebook(text: str, filename: str, settings: Settings, options: Fix
     return outcome
 
 
-def process_path(path: str, settings: Settings, options: FixOptions) -> FixOutcome:
+def process_path(path: str, settings: Settings, options: FixOptions, linked: LinkedFacts = NO_LINKED_FACTS) -> FixOutcome:
     if path.endswith(NOTEBOOK_SUFFIX):
         return _process_notebook_path(path, settings, options)
     try:
@@ -75,12 +78,12 @@ def process_path(path: str, settings: Settings, options: FixOptions) -> FixOutco
         return FixOutcome("", "", remaining=(parse_error(path, f"cannot read file: {err.strerror or err}"),))
     except (UnicodeDecodeError, SyntaxError, LookupError) as err:
         return FixOutcome("", "", remaining=(parse_error(path, f"cannot decode file: {err}"),))
-    outcome = process_text(source.text, path, settings, options)
+    outcome = process_text(source.text, path, settings, options, linked)
     if options.write and outcome.changed:
         try:
             write_atomic(Path(path), outcome.fixed, source.encoding, source.bom)
         except (OSError, UnicodeEncodeError) as err:
-            unchanged = lint_source(source.text, path, settings).diagnostics
+            unchanged = lint_source(source.text, path, settings, linked=linked).diagnostics
             return FixOutcome(source.text, source.text, Counter(), unchanged, f"cannot write {path}: {err}")
     return outcome
 
@@ -105,22 +108,28 @@ def _process_notebook_path(path: str, settings: Settings, options: FixOptions) -
     return outcome
 
 
-def _chunk(args: tuple[list[str], Settings, FixOptions]) -> list[tuple[str, FixOutcome]]:
-    paths, settings, options = args
-    return [(p, process_path(p, settings, options)) for p in paths]
+def _chunk(args: tuple[list[str], Settings, FixOptions, dict[str, LinkedFacts]]) -> list[tuple[str, FixOutcome]]:
+    paths, settings, options, linked = args
+    return [(p, process_path(p, settings, options, linked.get(p, NO_LINKED_FACTS))) for p in paths]
 
 
 def process_paths(
-    paths: list[str], settings: Settings, options: FixOptions, jobs: int | None
+    paths: list[str],
+    settings: Settings,
+    options: FixOptions,
+    jobs: int | None,
+    linked: dict[str, LinkedFacts] | None = None,
 ) -> list[tuple[str, FixOutcome]]:
-    """Every file's outcome, sorted by path whatever the scheduling."""
+    """Every file's outcome, sorted by path whatever the scheduling (``linked``: project facts by path)."""
+    linked = linked or {}
     workers = max(1, jobs or default_jobs())
     if workers == 1 or len(paths) < _POOL_THRESHOLD:
-        results = [(p, process_path(p, settings, options)) for p in paths]
+        results = [(p, process_path(p, settings, options, linked.get(p, NO_LINKED_FACTS))) for p in paths]
     else:
         chunks = [paths[i : i + 8] for i in range(0, len(paths), 8)]
+        tasks = [(c, settings, options, {p: linked[p] for p in c if p in linked}) for c in chunks]
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = [r for part in pool.map(_chunk, [(c, settings, options) for c in chunks]) for r in part]
+            results = [r for part in pool.map(_chunk, tasks) for r in part]
     return sorted(results, key=lambda r: r[0])
 
 

@@ -22,6 +22,7 @@ import libcst as cst
 from syncllint.config import Settings
 from syncllint.diagnostics import Applicability, Diagnostic, Fix, Location
 from syncllint.engine import lint_source
+from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import parse_error
 from syncllint.runner import decode_source
 
@@ -108,11 +109,13 @@ def invalid_reason(text: str, filename: str) -> str | None:
     return None
 
 
-def fix_source(text: str, filename: str, settings: Settings, *, unsafe: bool = False) -> FixOutcome:
+def fix_source(
+    text: str, filename: str, settings: Settings, *, unsafe: bool = False, linked: LinkedFacts = NO_LINKED_FACTS
+) -> FixOutcome:
     """Fix ``text`` until no applicable fix is left (at most MAX_ROUNDS rounds)."""
     current = text
     counts: Counter[str] = Counter()
-    result = lint_source(current, filename, settings)
+    result = lint_source(current, filename, settings, linked=linked)
     for _ in range(MAX_ROUNDS):
         fixes = [(d.code, d.fix) for d in result.diagnostics if d.fix is not None and is_applicable(d.fix, unsafe)]
         if not fixes:
@@ -123,12 +126,12 @@ def fix_source(text: str, filename: str, settings: Settings, *, unsafe: bool = F
         reason = invalid_reason(new_text, filename)
         if reason is not None:
             codes = ", ".join(sorted(set(applied)))
-            original = lint_source(text, filename, settings).diagnostics
+            original = lint_source(text, filename, settings, linked=linked).diagnostics
             message = f"fixes of {codes} made {filename} invalid ({reason}); the file was left unchanged"
             return FixOutcome(text, text, Counter(), original, message)
         counts.update(applied)
         current = new_text
-        result = lint_source(current, filename, settings)
+        result = lint_source(current, filename, settings, linked=linked)
     return FixOutcome(text, current, counts, result.diagnostics)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from io import BytesIO
@@ -14,6 +14,7 @@ from typing import Protocol
 
 from syncllint.cache import Cache
 from syncllint.config import Settings
+from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import FileResult, parse_error
 
 # Below this much source (a few dozen typical files) one process is used. Measured on the shared
@@ -49,15 +50,15 @@ def decode_source(data: bytes) -> SourceFile:
     return SourceFile(body.decode(encoding), encoding, bom)
 
 
-def lint_path(path: str, settings: Settings, cache: Cache | None = None) -> FileResult:
+def lint_path(path: str, settings: Settings, cache: Cache | None = None, linked: LinkedFacts = NO_LINKED_FACTS) -> FileResult:
     """One file's result. Bad input is a SYNC001 finding; a bug in syncllint is an internal_error."""
     try:
-        return _lint_path(path, settings, cache)
+        return _lint_path(path, settings, cache, linked)
     except Exception as err:  # noqa: BLE001 - one broken file must not stop the run
         return FileResult(path, (), internal_error=f"{type(err).__name__}: {err}")
 
 
-def _lint_path(path: str, settings: Settings, cache: Cache | None) -> FileResult:
+def _lint_path(path: str, settings: Settings, cache: Cache | None, linked: LinkedFacts) -> FileResult:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             # A FIFO or device named *.py would block or never end.
@@ -68,18 +69,18 @@ def _lint_path(path: str, settings: Settings, cache: Cache | None) -> FileResult
     except RuntimeError as err:  # Python < 3.13 reports symlink loops this way
         return FileResult(path, (parse_error(path, f"cannot read file: {err}"),))
     if cache is None:
-        return lint_bytes(data, path, settings)
-    key = cache.key(path, data)
+        return lint_bytes(data, path, settings, linked)
+    key = cache.key(path, data, linked.digest())
     cached = cache.load(key, path)
     if cached is not None:
         return FileResult(path, cached)
-    result = lint_bytes(data, path, settings)
+    result = lint_bytes(data, path, settings, linked)
     if result.internal_error is None:
         cache.store(key, result.diagnostics)
     return result
 
 
-def lint_bytes(data: bytes, path: str, settings: Settings) -> FileResult:
+def lint_bytes(data: bytes, path: str, settings: Settings, linked: LinkedFacts = NO_LINKED_FACTS) -> FileResult:
     # libcst is imported only when a file needs linting (cache hits never load it).
     from syncllint.engine import lint_source
     from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
@@ -92,21 +93,21 @@ def lint_bytes(data: bytes, path: str, settings: Settings) -> FileResult:
         return FileResult(path, (parse_error(path, f"cannot decode file: {err}"),))
     if "\x00" in source.text:
         return FileResult(path, (parse_error(path, "source contains a NUL byte"),))
-    return lint_source(source.text, path, settings)
+    return lint_source(source.text, path, settings, linked=linked)
 
 
-def _cached(path: str, cache: Cache) -> FileResult | None:
+def _cached(path: str, cache: Cache, linked: LinkedFacts) -> FileResult | None:
     try:
         data = Path(path).read_bytes()
     except OSError:
         return None
-    found = cache.load(cache.key(path, data), path)
+    found = cache.load(cache.key(path, data, linked.digest()), path)
     return None if found is None else FileResult(path, found)
 
 
-def _lint_chunk(args: tuple[list[str], Settings, Cache | None]) -> list[FileResult]:
-    paths, settings, cache = args
-    return [lint_path(p, settings, cache) for p in paths]
+def _lint_chunk(args: tuple[list[str], Settings, Cache | None, dict[str, LinkedFacts]]) -> list[FileResult]:
+    paths, settings, cache, linked = args
+    return [lint_path(p, settings, cache, linked.get(p, NO_LINKED_FACTS)) for p in paths]
 
 
 def default_jobs() -> int:
@@ -119,17 +120,20 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
     progress: Progress | None = None,
+    linked: Mapping[str, LinkedFacts] | None = None,
 ) -> list[FileResult]:
     """Lint every file; results sorted by path whatever the scheduling.
 
     With a cache, hits are answered here first; only misses reach the engine (and the pool).
+    ``linked``: what the project index says about each file (by the path as given).
     """
     names = [str(p) for p in paths]
+    linked = linked or {}
     results: list[FileResult] = []
     if cache is not None:
         misses = []
         for name in names:
-            hit = _cached(name, cache)
+            hit = _cached(name, cache, linked.get(name, NO_LINKED_FACTS))
             if hit is None:
                 misses.append(name)
             else:
@@ -141,7 +145,7 @@ def lint_files(
         progress.start(len(names), sum(sizes.values()))
     if workers <= 1 or sum(sizes.values()) < POOL_MIN_BYTES:
         for name in names:
-            results.append(lint_path(name, settings, cache))
+            results.append(lint_path(name, settings, cache, linked.get(name, NO_LINKED_FACTS)))
             if progress is not None:
                 progress.advance(1, sizes[name])
     else:
@@ -150,14 +154,17 @@ def lint_files(
         chunks = _chunks(names, sizes, workers)
         try:
             with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(_lint_chunk, (chunk, settings, cache)): chunk for chunk in chunks}
+                futures = {
+                    pool.submit(_lint_chunk, (chunk, settings, cache, _facts_of(chunk, linked))): chunk for chunk in chunks
+                }
                 for future in as_completed(futures):
                     results.extend(future.result())
                     if progress is not None:
                         progress.advance(len(futures[future]), sum(sizes[n] for n in futures[future]))
         except BrokenProcessPool:
             done = {r.filename for r in results}
-            results.extend(_lint_after_a_crash([[n for n in c if n not in done] for c in chunks], settings, cache))
+            left = [[n for n in c if n not in done] for c in chunks]
+            results.extend(_lint_after_a_crash(left, settings, cache, linked))
     if progress is not None:
         progress.stop()
     return sorted(results, key=lambda r: r.filename)
@@ -182,7 +189,9 @@ def _chunks(names: list[str], sizes: dict[str, int], workers: int) -> list[list[
     return chunks
 
 
-def _lint_after_a_crash(chunks: list[list[str]], settings: Settings, cache: Cache | None) -> list[FileResult]:
+def _lint_after_a_crash(
+    chunks: list[list[str]], settings: Settings, cache: Cache | None, linked: Mapping[str, LinkedFacts]
+) -> list[FileResult]:
     """A worker died (a native crash, e.g. in the parser): find the file, keep the rest.
 
     Each chunk runs again in a pool of its own; only a chunk that crashes again is split into
@@ -194,17 +203,22 @@ def _lint_after_a_crash(chunks: list[list[str]], settings: Settings, cache: Cach
     for chunk in filter(None, chunks):
         try:
             with ProcessPoolExecutor(max_workers=1) as pool:
-                results.extend(pool.submit(_lint_chunk, (chunk, settings, cache)).result())
+                results.extend(pool.submit(_lint_chunk, (chunk, settings, cache, _facts_of(chunk, linked))).result())
             continue
         except BrokenProcessPool:
             pass
         for path in chunk:
             try:
                 with ProcessPoolExecutor(max_workers=1) as pool:
-                    results.extend(pool.submit(_lint_chunk, ([path], settings, cache)).result())
+                    results.extend(pool.submit(_lint_chunk, ([path], settings, cache, _facts_of([path], linked))).result())
             except BrokenProcessPool:
                 results.append(FileResult(path, (), internal_error="the worker process died while linting this file"))
     return results
+
+
+def _facts_of(names: list[str], linked: Mapping[str, LinkedFacts]) -> dict[str, LinkedFacts]:
+    """Only the chunk's own facts travel to its worker."""
+    return {name: linked[name] for name in names if name in linked}
 
 
 def _size(path: str) -> int:

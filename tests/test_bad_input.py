@@ -261,10 +261,10 @@ def test_a_bug_in_a_rule_is_an_internal_error_for_that_file_only(tmp_path: Path,
     (tmp_path / "boom.py").write_text(SYNC)
     real = engine.lint_source
 
-    def flaky(source: str, filename: str, settings: Settings):  # type: ignore[no-untyped-def]
+    def flaky(source: str, filename: str, settings: Settings, **options):  # type: ignore[no-untyped-def]
         if filename.endswith("boom.py"):
             raise KeyError("a rule bug")
-        return real(source, filename, settings)
+        return real(source, filename, settings, **options)
 
     monkeypatch.setattr(engine, "lint_source", flaky)
     result = CliRunner().invoke(cli, ["check", str(tmp_path), "--isolated", "-j", "1"])
@@ -284,10 +284,10 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch: pyt
     (tmp_path / "m05.py").write_text("CRASH = 1\n")
     real = runner._lint_path
 
-    def crashing(path: str, settings: Settings, cache: object = None):  # type: ignore[no-untyped-def]
+    def crashing(path: str, settings: Settings, *rest: object):  # type: ignore[no-untyped-def]
         if Path(path).read_text() == "CRASH = 1\n":
             os._exit(139)  # what a segfault in native code looks like to the pool
-        return real(path, settings, cache)
+        return real(path, settings, *rest)
 
     monkeypatch.setattr(runner, "_lint_path", crashing)  # inherited by the forked workers
     monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0)  # small files would be linted in-process

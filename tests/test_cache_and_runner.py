@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -39,9 +40,9 @@ def linted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = runner.lint_bytes
 
-    def counting(data: bytes, path: str, settings: Settings) -> runner.FileResult:
+    def counting(data: bytes, path: str, settings: Settings, *rest: Any) -> runner.FileResult:
         seen.append(Path(path).name)
-        return real(data, path, settings)
+        return real(data, path, settings, *rest)
 
     monkeypatch.setattr(runner, "lint_bytes", counting)
     return seen

@@ -82,7 +82,7 @@ def test_broken_output_reverts_the_file_and_names_the_rule(monkeypatch: pytest.M
         "SYNC999", "bad", "m", "f.py", Location(1, 1), Location(1, 6), Confidence.HIGH, Severity.ERROR,
         fix=_fix("def (", (1, 1), (1, 6)),
     )
-    monkeypatch.setattr(fixer, "lint_source", lambda text, name, settings: FileResult(name, (bad,)))
+    monkeypatch.setattr(fixer, "lint_source", lambda text, name, settings, **options: FileResult(name, (bad,)))
     outcome = fix_source(source, "f.py", ALL)
     assert outcome.fixed == source and not outcome.changed
     assert outcome.error is not None and "SYNC999" in outcome.error
@@ -90,7 +90,7 @@ def test_broken_output_reverts_the_file_and_names_the_rule(monkeypatch: pytest.M
 
 def test_rounds_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # A fix that always finds more to do (x -> xx -> xxx ...) stops after MAX_ROUNDS.
-    def endless(text: str, name: str, settings: Settings) -> FileResult:
+    def endless(text: str, name: str, settings: Settings, **options: object) -> FileResult:
         d = Diagnostic("SYNC998", "grow", "m", name, Location(1, 1), Location(1, 2), Confidence.HIGH,
                        Severity.ERROR, fix=_fix("xx", (1, 1), (1, 2)))
         return FileResult(name, (d,))

@@ -181,7 +181,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
         ``filled_with_host``: parameters every call in the module fills with host data
-        (analysis/call_sites.py); they are host values unless the annotation says numpy or Python.
+        (project/facts.py); they are host values unless the annotation says numpy or Python.
         """
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value

@@ -23,12 +23,11 @@ class LocalCalls:
         def infer(self, node: cst.BaseExpression) -> Value: ...
 
     def own_function_result(self, call: cst.Call) -> Value | None:
-        """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, when its returns show the place."""
+        """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, or a project helper it imports
+        (``load_dump(...)``, ``loader.load_dump(...)``), when the helper's returns show the place."""
         key = dotted_name(call.func)
         place = self._returns.get(key) if key is not None else None
-        if place is None or key is None or "." in key and not key.startswith("self."):
-            return None
-        return Value(place)
+        return None if place is None else Value(place)
 
     def layer_call(self, call: cst.Call) -> Value | None:
         """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""

@@ -1,0 +1,129 @@
+"""What a module knows of itself and of the rest of the project, as the engine uses it.
+
+The runner's project index (``syncllint.project.index``) gives each file its ``LinkedFacts``: the
+results of the helpers it imports or inherits, and the calls other modules make to its functions.
+``combine`` adds what the module's own text says, so a file linted alone (stdin, a fix re-check)
+still knows its own helpers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from syncllint.project.summary import (
+    HOST_DATA,
+    NOT_HOST,
+    CallSummary,
+    FileSummary,
+    FunctionSummary,
+)
+
+
+@dataclass(frozen=True)
+class LinkedFacts:
+    """What the rest of the project says about one module: its imported helpers' results and the
+    calls other modules make to its functions. The module's own text supplies the rest (``combine``)."""
+
+    # How a call is spelled in the module (``load_dump``, ``loader.load_dump``, an inherited
+    # ``self._snapshot``) -> where its result lives (``host`` / ``device``).
+    returns: tuple[tuple[str, str], ...] = ()
+    # A module-level function -> the calls other modules make to it, or None when one of them
+    # uses it other than by calling it (passes it on), so its callers are not all known.
+    outside_calls: tuple[tuple[str, tuple[CallSummary, ...] | None], ...] = ()
+
+    def digest(self) -> bytes:
+        return hashlib.blake2b(repr(self).encode(), digest_size=16).digest()
+
+
+NO_LINKED_FACTS = LinkedFacts()
+
+
+def package_root(folder: Path) -> Path | None:
+    """The outermost package folder above ``folder`` (itself included), or None outside a package.
+
+    Folders without ``__init__.py`` between packages (namespace packages, as sglang's
+    ``test/kits/``) are crossed, up to two in a row.
+    """
+    root = None
+    gap = 0
+    while gap <= 2 and folder.parent != folder:
+        if (folder / "__init__.py").is_file():
+            root, gap = folder, 0
+        else:
+            gap += 1
+        folder = folder.parent
+    return root
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """``pkg.sub.mod`` for ``pkg/sub/mod.py`` under the package root; is it a package?"""
+    path = path.absolute()
+    is_package = path.name == "__init__.py"
+    root = package_root(path.parent)
+    if root is None:
+        return path.stem, is_package
+    parts = path.parent.relative_to(root.parent).parts
+    return ".".join(parts if is_package else (*parts, path.stem)), is_package
+
+
+def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+    """The module's call results (``fn`` / ``self.fn`` / imported spellings -> place) and the
+    parameters of its functions that every call in the project fills with host data."""
+    found: dict[str, str | None] = {}
+    for key, place in linked.returns:
+        note_place(found, key, place)
+    own_found: dict[str, str | None] = {}
+    methods: dict[str, list[FunctionSummary]] = {}
+    for key, function in own.functions:
+        if function.method:
+            methods.setdefault(key.split(".", 1)[1], []).append(function)
+        note_place(own_found, ("self." + key.split(".", 1)[1]) if function.method else key, function.returns)
+    found.update(own_found)  # the module's own definitions shadow what it imports or inherits
+    returns = {key: place for key, place in found.items() if place is not None}
+
+    local_calls: dict[str, list[CallSummary]] = {}
+    for call in own.calls:
+        key = call.target if call.target.startswith("self.") else call.target.removeprefix(own.module + ".")
+        if "." not in key or key.startswith("self."):
+            local_calls.setdefault(key, []).append(call)
+    outside = dict(linked.outside_calls)
+    host: dict[str, frozenset[str]] = {}
+    for key, function in own.functions:
+        if function.method or key in outside and outside[key] is None:
+            continue
+        elsewhere = outside.get(key) or ()
+        private = key.startswith("_") and not key.startswith("__")
+        if private or elsewhere:  # a public function may have callers beyond the project unless shown
+            host[key] = _filled_with_host(function, [*local_calls.get(key, ()), *elsewhere])
+    for name, definitions in methods.items():
+        if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
+            host["self." + name] = _filled_with_host(definitions[0], local_calls.get("self." + name, []))
+    return returns, {key: params for key, params in host.items() if params}
+
+
+def note_place(found: dict[str, str | None], key: str, place: str | None) -> None:
+    # The same name twice (two classes, a redefinition) with different answers says nothing.
+    if place is not None or key in found:
+        found[key] = place if found.get(key, place) == place else None
+
+
+def _filled_with_host(function: FunctionSummary, calls: list[CallSummary]) -> frozenset[str]:
+    """The parameters that every call fills with host data (none without a call). A ``None`` says
+    nothing either way; a parameter only ever given ``None`` is not host data, it is unused."""
+    if not calls or any(call.star for call in calls):
+        return frozenset()
+    defaults = dict(function.defaults)
+    host = set(function.params) | set(function.keyword_only)
+    shown: set[str] = set()
+    for call in calls:
+        given = dict(zip(function.params, call.positional))
+        given.update(call.keywords)
+        for name in list(host):
+            kind = given.get(name, defaults.get(name, NOT_HOST))
+            if kind == NOT_HOST:
+                host.discard(name)
+            elif kind == HOST_DATA:
+                shown.add(name)
+    return frozenset(host & shown)

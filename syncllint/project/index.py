@@ -1,0 +1,171 @@
+"""The project's module summaries, and what they tell each linted file about the others.
+
+Built once per run before any file is linted, from every ``.py`` file of the packages the linted
+files belong to. With a cache folder each file's summary is remembered by (mtime, size), so a warm
+run only stats. The facts a file gets (``LinkedFacts``) are part of its cache key: when a helper in
+another module changes what it returns, the files that call it are linted again, and no others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from syncllint.project.facts import LinkedFacts, module_name, note_place, package_root
+from syncllint.project.store import (
+    file_stamps,
+    load_facts,
+    load_summaries,
+    save_facts,
+    save_summaries,
+    stamps_fingerprint,
+    summarize_files,
+)
+from syncllint.project.summary import (
+    CallSummary,
+    FileSummary,
+    FunctionSummary,
+)
+from syncllint.project.wire import decode_summary
+
+_SKIPPED_FOLDERS = frozenset(("__pycache__", "node_modules", "site-packages", "build", "dist"))
+
+
+def project_files(files: Iterable[Path]) -> list[Path]:
+    """Every ``.py`` file of the top-level packages the files belong to (their folder, outside one)."""
+    roots: set[Path] = set()
+    loose: set[Path] = set()
+    for path in files:
+        folder = path.absolute().parent
+        root = package_root(folder)
+        if root is None:
+            loose.add(folder)
+        else:
+            roots.add(root)
+    found = {p for folder in loose for p in folder.glob("*.py")}
+    for root in roots:
+        found.update(_package_files(root))
+    return sorted(found)
+
+
+def _package_files(root: Path) -> Iterator[Path]:
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [s for s in subfolders if not s.startswith(".") and s not in _SKIPPED_FOLDERS]
+        yield from (Path(folder) / name for name in names if name.endswith(".py"))
+
+
+class ProjectIndex:
+    """Summaries by module name, with the calls of each project function gathered once."""
+
+    def __init__(self, summaries: Iterable[FileSummary]) -> None:
+        self.modules = {s.module: s for s in summaries}
+        self._functions = {m: dict(s.functions) for m, s in self.modules.items()}
+        self._aliases = {m: dict(s.aliases) for m, s in self.modules.items()}
+        self._calls: dict[tuple[str, str], list[tuple[str, CallSummary]]] = {}
+        self._escaped: set[tuple[str, str]] = set()
+        for module, summary in self.modules.items():
+            for call in summary.calls:
+                found = None if call.target.startswith("self.") else self.resolve(call.target)
+                if found is not None and found[0] != module:
+                    self._calls.setdefault(found, []).append((module, call))
+            self._escaped.update(found for name in summary.escaped if (found := self.resolve(name)) is not None)
+
+    @classmethod
+    def build(
+        cls, stamps: dict[str, list[int]], host_suffixes: tuple[str, ...], cache_dir: Path | None = None, jobs: int | None = None
+    ) -> ProjectIndex:
+        """From the summaries of the files ``stamps`` names (path -> [mtime, size]), read again where stale."""
+        stored = load_summaries(cache_dir, host_suffixes)
+        stale = [(path, stamp) for path, stamp in stamps.items() if (stored.get(path) or [])[:2] != stamp]
+        if stale:
+            stored.update(summarize_files(stale, host_suffixes, jobs))
+            if cache_dir is not None:
+                save_summaries(cache_dir, host_suffixes, stored)
+        return cls(decode_summary(entry[2]) for path in stamps if (entry := stored.get(path)) and entry[2] is not None)
+
+    def resolve(self, qualified: str, depth: int = 0) -> tuple[str, str] | None:
+        """(module, function) that ``pkg.mod.fn`` names, through re-exports (``from .impl import fn``)."""
+        module, _, name = qualified.rpartition(".")
+        if not module or depth > 3:
+            return None
+        if name in self._functions.get(module, ()):
+            return module, name
+        alias = self._aliases.get(module, {}).get(name)
+        return self.resolve(alias, depth + 1) if alias is not None and alias != qualified else None
+
+    def function(self, found: tuple[str, str]) -> FunctionSummary | None:
+        return self._functions.get(found[0], {}).get(found[1])
+
+    def facts_for(self, module: str) -> LinkedFacts:
+        summary = self.modules.get(module)
+        if summary is None:
+            return LinkedFacts()
+        outside: list[tuple[str, tuple[CallSummary, ...] | None]] = []
+        for key, function in summary.functions:
+            if function.method:
+                continue
+            calls = tuple(call for _, call in self._calls.get((module, key), ()))
+            if (module, key) in self._escaped:
+                outside.append((key, None))
+            elif calls:
+                outside.append((key, calls))
+        return LinkedFacts(tuple(sorted(self._imported_returns(summary).items())), tuple(outside))
+
+    def _imported_returns(self, summary: FileSummary) -> dict[str, str]:
+        found: dict[str, str | None] = {}
+        for local, qualified in summary.aliases:
+            resolved = self.resolve(qualified)
+            if resolved is not None and (function := self.function(resolved)) is not None and not function.method:
+                note_place(found, local, function.returns)
+            elif qualified in self.modules:  # ``from pkg import loader`` / ``import pkg.loader as loader``
+                for name, function in self._functions[qualified].items():
+                    if not function.method:
+                        note_place(found, f"{local}.{name}", function.returns)
+        defined_here = {name.split(".", 1)[1] for name, f in summary.functions if f.method}
+        for _, bases in summary.bases:
+            for name, function in self._inherited(bases):
+                if name not in defined_here:
+                    note_place(found, "self." + name, function.returns)
+        return {key: place for key, place in found.items() if place is not None}
+
+    def _inherited(self, bases: Iterable[str], depth: int = 0) -> Iterator[tuple[str, FunctionSummary]]:
+        """Methods of project base classes (and of theirs): (method name, summary)."""
+        for base in bases:
+            module, _, cls = base.rpartition(".")
+            for _ in range(3):  # a base re-exported by a package
+                summary = self.modules.get(module)
+                alias = None if summary is None or cls in dict(summary.bases) else self._aliases[module].get(cls)
+                if alias is None:
+                    break
+                module, _, cls = alias.rpartition(".")
+            summary = self.modules.get(module)
+            if summary is None or cls not in dict(summary.bases):
+                continue
+            for key, function in summary.functions:
+                if key.startswith(cls + "."):
+                    yield key.split(".", 1)[1], function
+            if depth < 3:
+                yield from self._inherited(dict(summary.bases)[cls], depth + 1)
+
+
+def linked_facts(
+    files: Iterable[Path], host_suffixes: tuple[str, ...], cache_dir: Path | None = None, jobs: int | None = None
+) -> dict[str, LinkedFacts]:
+    """Each ``.py`` file's facts from the rest of its project, by the path as given.
+
+    A run that finds every project file as the last one left it reuses that run's facts without
+    reading the summaries (a warm pre-commit run only stats).
+    """
+    named = [path for path in files if path.suffix in (".py", ".pyi")]
+    stamps = file_stamps(project_files(named))
+    fingerprint = stamps_fingerprint(stamps, host_suffixes)
+    remembered = load_facts(cache_dir, fingerprint)
+    wanted = [str(path) for path in named]
+    if all(path in remembered for path in wanted):
+        return {path: remembered[path] for path in wanted}
+    index = ProjectIndex.build(stamps, host_suffixes, cache_dir, jobs)
+    found = {str(path): index.facts_for(module_name(path)[0]) for path in named}
+    if cache_dir is not None:
+        save_facts(cache_dir, fingerprint, {**remembered, **found})
+    return found

@@ -1,0 +1,137 @@
+"""The project index on disk: module summaries by (mtime, size), and the last run's linked facts.
+
+Both are JSON in the cache folder (never pickle: linting a checkout must not run code from it),
+written atomically. Without a cache folder every run reads the project again.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from syncllint.project.facts import LinkedFacts, module_name
+from syncllint.project.summary import summarize
+from syncllint.project.wire import decode_call, encode_call, encode_summary
+
+_SUMMARIES = "project-summaries-v1"
+_FACTS = "project-facts-v1.json"
+# Below this many files to read, one process: a pool costs more to start than it saves.
+_POOL_MIN_FILES = 400
+
+Entry = list[Any]  # [mtime_ns, size, encoded summary or None (the file does not parse)]
+
+
+def file_stamps(paths: Iterable[Path]) -> dict[str, list[int]]:
+    stamps: dict[str, list[int]] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        stamps[str(path)] = [info.st_mtime_ns, info.st_size]
+    return stamps
+
+
+def stamps_fingerprint(stamps: dict[str, list[int]], host_suffixes: tuple[str, ...]) -> str:
+    digest = hashlib.blake2b(repr((_SUMMARIES, host_suffixes)).encode(), digest_size=16)
+    for path in sorted(stamps):
+        digest.update(f"{path}\0{stamps[path][0]}\0{stamps[path][1]}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def summarize_files(stale: list[tuple[str, list[int]]], host_suffixes: tuple[str, ...], jobs: int | None) -> list[tuple[str, Entry]]:
+    workers = max(1, jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    if workers == 1 or len(stale) < _POOL_MIN_FILES:
+        return _summarize_chunk((stale, host_suffixes))
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [(stale[i : i + 64], host_suffixes) for i in range(0, len(stale), 64)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return [entry for part in pool.map(_summarize_chunk, chunks) for entry in part]
+
+
+def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], tuple[str, ...]]) -> list[tuple[str, Entry]]:
+    stale, host_suffixes = args
+    found: list[tuple[str, Entry]] = []
+    collecting = gc.isenabled()
+    gc.disable()  # many small objects that all live on: the collector would rescan them for nothing
+    try:
+        for path, stamp in stale:
+            try:
+                source = Path(path).read_bytes()
+            except OSError:
+                continue
+            module, is_package = module_name(Path(path))
+            summary = summarize(source, module, is_package, host_suffixes)
+            found.append((path, [*stamp, encode_summary(summary.exported()) if summary else None]))
+    finally:
+        if collecting:
+            gc.enable()
+    return found
+
+
+def load_summaries(cache_dir: Path | None, host_suffixes: tuple[str, ...]) -> dict[str, Entry]:
+    loaded = _read(cache_dir / _summaries_name(host_suffixes)) if cache_dir is not None else None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def save_summaries(cache_dir: Path, host_suffixes: tuple[str, ...], stored: dict[str, Entry]) -> None:
+    _write(cache_dir / _summaries_name(host_suffixes), stored)
+
+
+def load_facts(cache_dir: Path | None, fingerprint: str) -> dict[str, LinkedFacts]:
+    """The facts the last run saved, if the project's files are as that run found them."""
+    loaded = _read(cache_dir / _FACTS) if cache_dir is not None else None
+    if not isinstance(loaded, dict) or loaded.get("fingerprint") != fingerprint:
+        return {}
+    try:
+        return {path: _decode_facts(value) for path, value in loaded["facts"].items()}
+    except (TypeError, ValueError, KeyError):
+        return {}
+
+
+def save_facts(cache_dir: Path, fingerprint: str, facts: dict[str, LinkedFacts]) -> None:
+    _write(cache_dir / _FACTS, {"fingerprint": fingerprint, "facts": {p: _encode_facts(f) for p, f in facts.items()}})
+
+
+def _encode_facts(facts: LinkedFacts) -> list[Any]:
+    return [
+        [list(pair) for pair in facts.returns],
+        [[key, None if calls is None else [encode_call(c) for c in calls]] for key, calls in facts.outside_calls],
+    ]
+
+
+def _decode_facts(value: list[Any]) -> LinkedFacts:
+    returns, outside = value
+    return LinkedFacts(
+        tuple((key, place) for key, place in returns),
+        tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
+    )
+
+
+def _summaries_name(host_suffixes: tuple[str, ...]) -> str:
+    return f"{_SUMMARIES}-{hashlib.blake2b(repr(host_suffixes).encode(), digest_size=6).hexdigest()}.json"
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: Path, value: object) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "w") as out:
+            json.dump(value, out)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only cache folder only costs the next run a re-read

@@ -1,0 +1,345 @@
+"""What one module tells the rest of the project: where its functions' results live, what its
+calls pass, and which project functions it uses other than by calling them.
+
+Read with the standard library's ``ast`` (a tenth of libcst's parse), so the whole project can be
+summarised before any file is linted: ``load_dump()`` in ``dump_loader.py`` returning
+``torch.load(path, map_location="cpu")`` makes ``load_dump(p).item()`` in ``comparator.py`` a
+host read, and ``rebalance(load.cpu())`` in ``eplb_state.py`` makes ``load.cpu()`` inside
+``policy.rebalance`` a no-op. Only what the code spells out is recorded; a summary never guesses.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.conventions import factories_build_on_host
+
+HOST = "host"
+DEVICE = "device"
+
+# What an argument (or a parameter's default) shows: the rules of ``_Reader.argument``.
+NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2
+
+# Methods that keep the place of their receiver: look through them to the move before.
+_SAME_PLACE = frozenset(
+    "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
+    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
+)
+_HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
+_HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    """A function or method: its parameters (without ``self``/``cls``) and where its results live."""
+
+    params: tuple[str, ...]  # positional parameters, in order
+    keyword_only: tuple[str, ...]
+    defaults: tuple[tuple[str, int], ...]  # parameter -> what its default shows (NOT_HOST / HOST_DATA / NO_VALUE)
+    returns: str | None  # HOST, DEVICE, or None when the returns disagree or do not say
+    method: bool
+
+
+@dataclass(frozen=True)
+class CallSummary:
+    """A call of a function that may be the project's: which arguments show host data."""
+
+    target: str  # ``pkg.mod.fn`` (resolved through the imports), ``fn`` (this module) or ``self.fn``
+    positional: tuple[int, ...]  # NOT_HOST / HOST_DATA / NO_VALUE per argument
+    keywords: tuple[tuple[str, int], ...]
+    star: bool  # ``*args`` / ``**kwargs``: which parameter gets what is hidden
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    module: str  # dotted name, ``pkg.sub.mod`` (``pkg.sub`` for ``pkg/sub/__init__.py``)
+    aliases: tuple[tuple[str, str], ...]  # module-level imports: local name -> qualified name
+    functions: tuple[tuple[str, FunctionSummary], ...]  # ``fn`` / ``Class.fn``
+    bases: tuple[tuple[str, tuple[str, ...]], ...]  # class -> qualified base names
+    calls: tuple[CallSummary, ...]
+    escaped: frozenset[str]  # qualified names of imported functions used other than by a call
+
+    def exported(self) -> FileSummary:
+        """What other modules need: the calls into them, the module's functions by name and where
+        results live. Its own calls and its functions' parameters matter only to the module."""
+        own = (self.module + ".", "self.")
+        return replace(
+            self,
+            functions=tuple(
+                (key, FunctionSummary((), (), (), f.returns, f.method))
+                for key, f in self.functions
+                if not f.method or f.returns is not None
+            ),
+            calls=tuple(call for call in self.calls if not call.target.startswith(own)),
+        )
+
+
+def summarize(source: str | bytes, module: str, is_package: bool, host_suffixes: tuple[str, ...]) -> FileSummary | None:
+    """The module's summary, or None when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    reader = _Reader(module, is_package, host_suffixes, factories_build_on_host(text))
+    reader.read(tree)
+    return FileSummary(
+        module,
+        tuple(sorted(reader.aliases.items())),
+        tuple(reader.functions.items()),
+        tuple(reader.bases.items()),
+        tuple(reader.calls),
+        frozenset(reader.escaped),
+    )
+
+
+class _Reader:
+    def __init__(self, module: str, is_package: bool, suffixes: tuple[str, ...], factories_on_host: bool) -> None:
+        self.module = module
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.suffixes = suffixes
+        self.factories_on_host = factories_on_host
+        self.aliases: dict[str, str] = {}
+        self.functions: dict[str, FunctionSummary] = {}
+        self.bases: dict[str, tuple[str, ...]] = {}
+        self.calls: list[CallSummary] = []
+        self.escaped: set[str] = set()
+        self._own: set[str] = set()
+
+    def read(self, tree: ast.Module) -> None:
+        for statement in _top_level(tree.body):
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                self._import(statement)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._own.add(statement.name)
+                self.functions[statement.name] = _function(statement, False, self)
+            elif isinstance(statement, ast.ClassDef):
+                self.bases[statement.name] = tuple(filter(None, (self.qualify(b) for b in statement.bases)))
+                for member in statement.body:
+                    if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.functions[f"{statement.name}.{member.name}"] = _function(member, True, self)
+        imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
+        called: set[int] = set()
+        for node in _nodes(tree):  # parents come before their children: a call before its callee
+            if isinstance(node, ast.Call):
+                called.add(id(node.func))
+                self._call(node)
+            elif id(node) in called or not isinstance(node, (ast.Name, ast.Attribute)):
+                continue
+            elif _head(node) in imported and isinstance(node.ctx, ast.Load):
+                target = self.qualify(node)  # a project function passed on, not called
+                if target is not None:
+                    self.escaped.add(target)
+
+    def _import(self, node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.aliases[alias.asname] = alias.name
+                else:
+                    self.aliases[alias.name.split(".", 1)[0]] = alias.name.split(".", 1)[0]
+            return
+        base = node.module or ""
+        if node.level:
+            parts = self.package.split(".") if self.package else []
+            parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+            base = ".".join([*parts, *([base] if base else [])])
+        for alias in node.names:
+            if alias.name != "*":
+                self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+
+    def qualify(self, node: ast.expr) -> str | None:
+        """``pkg.mod.fn`` for an imported name or a chain through an imported module; own functions too."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        head = self.aliases.get(node.id)
+        if head is None:
+            head = f"{self.module}.{node.id}" if node.id in self._own and not parts else None
+        return ".".join([head, *reversed(parts)]) if head is not None else None
+
+    def _in_project(self, qualified: str) -> bool:
+        """Under this module's top-level package: the calls and uses other modules may ask about."""
+        return "." in qualified and qualified.split(".", 1)[0] == self.module.split(".", 1)[0]
+
+    def _call(self, call: ast.Call) -> None:
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            target: str | None = "self." + func.attr
+        else:
+            target = self.qualify(func)
+        if target is None or not (target.startswith("self.") or self._in_project(target)):
+            return
+        star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+        self.calls.append(
+            CallSummary(
+                target,
+                tuple(self.argument(a) for a in call.args),
+                tuple((k.arg, self.argument(k.value)) for k in call.keywords if k.arg is not None),
+                star,
+            )
+        )
+
+    def argument(self, expr: ast.expr) -> int:
+        """NO_VALUE for ``None`` (it says nothing of the data the parameter gets otherwise), else
+        whether the expression shows host data."""
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return NO_VALUE
+        return HOST_DATA if self.shows_host(expr) else NOT_HOST
+
+    def shows_host(self, expr: ast.expr) -> bool:
+        """The expression is host data on its face: a literal, a ``*_cpu`` name, a ``.cpu()`` result,
+        a torch factory without ``device=`` (where that builds on the host), a numpy call."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host.
+            return not expr.value.lower().startswith(api.ACCELERATOR_PREFIXES)
+        if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
+            return True
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            leaf = expr.id if isinstance(expr, ast.Name) else expr.attr
+            return leaf.endswith(self.suffixes) or "_cpu_" in leaf
+        if isinstance(expr, ast.Subscript):
+            return self.shows_host(expr.value)
+        if not isinstance(expr, ast.Call):
+            return False
+        if isinstance(expr.func, ast.Attribute):
+            if expr.func.attr in _HOST_METHODS:
+                return True
+            if expr.func.attr == "to" and expr.args:
+                return _string(expr.args[0]) == "cpu"
+        qualified = self.qualify(expr.func) or ""
+        if qualified in api.TORCH_FACTORIES:
+            return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
+        return qualified.startswith("numpy.")
+
+    def place_of(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> str | None:
+        if depth > 3:
+            return None
+        if isinstance(expr, ast.Name) and expr.id in locals_:
+            return self.place_of(locals_[expr.id], locals_, depth + 1)
+        if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
+            places = {self.place_of(e, locals_, depth + 1) for e in expr.elts}
+            return places.pop() if len(places) == 1 else None
+        if isinstance(expr, ast.Call) and self._host_factory(expr):
+            return HOST
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            method = expr.func.attr
+            if method in ("cpu", "numpy", "tolist", "item"):
+                return HOST
+            if method == "cuda":
+                return DEVICE
+            if method == "to" and expr.args and (text := _string(expr.args[0])) is not None:
+                return HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
+            if method not in _SAME_PLACE:
+                if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
+                    return HOST  # torch.load(..., map_location="cpu")
+                return None
+            expr = expr.func.value
+        return None
+
+    def _host_factory(self, call: ast.Call) -> bool:
+        """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
+        qualified = self.qualify(call.func) or ""
+        device = _keyword(call, "device")
+        if qualified in _HOST_LOADERS:
+            return device is None or _string(device) == "cpu"
+        if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
+            return False
+        if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: literals only
+            return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant))
+        return True
+
+
+def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, reader: _Reader) -> FunctionSummary:
+    arguments = node.args
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    if method and positional and not _is_static(node):
+        positional = positional[1:]
+    defaults = dict(zip(reversed([a.arg for a in (*arguments.posonlyargs, *arguments.args)]), reversed(arguments.defaults)))
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    locals_ = {
+        s.targets[0].id: s.value
+        for s in node.body
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+    }
+    places = {reader.place_of(expr, locals_) for expr in _returned(node.body)}
+    return FunctionSummary(
+        tuple(positional),
+        tuple(a.arg for a in arguments.kwonlyargs),
+        tuple((name, reader.argument(default)) for name, default in defaults.items()),
+        places.pop() if len(places) == 1 else None,
+        method,
+    )
+
+
+def _returned(body: list[ast.stmt]) -> list[ast.expr]:
+    """The non-``None`` return values of a function body, nested functions and classes left out."""
+    found: list[ast.expr] = []
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.Return):
+            if statement.value is not None and not (isinstance(statement.value, ast.Constant) and statement.value.value is None):
+                found.append(statement.value)
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for child in ast.iter_child_nodes(statement):
+                if isinstance(child, ast.stmt):
+                    pending.append(child)
+                elif isinstance(child, ast.ExceptHandler):
+                    pending.extend(child.body)
+                elif isinstance(child, ast.match_case):
+                    pending.extend(child.body)
+    return found
+
+
+def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node, each before its children (cheaper than ``ast.walk``, which is a fifth of a parse)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                pending.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                pending.append(value)
+
+
+def _head(node: ast.Name | ast.Attribute) -> str | None:
+    """``mod`` of ``mod`` / ``mod.fn`` (one level: a deeper chain is met again at its inner node)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.value.id if isinstance(node.value, ast.Name) else None
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Module statements, including those under top-level ``if`` / ``try`` (guarded imports)."""
+    found: list[ast.stmt] = []
+    for statement in body:
+        if isinstance(statement, (ast.If, ast.Try)):
+            found.extend(_top_level(statement.body + statement.orelse))
+            if isinstance(statement, ast.Try):
+                for handler in statement.handlers:
+                    found.extend(_top_level(handler.body))
+        else:
+            found.append(statement)
+    return found
+
+
+def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _string(expr: ast.expr | None) -> str | None:
+    return expr.value.lower() if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None

@@ -1,0 +1,42 @@
+"""Module summaries as JSON values, for the stat-keyed index in the cache folder (never pickle)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncllint.project.summary import CallSummary, FileSummary, FunctionSummary
+
+
+def encode_summary(summary: FileSummary) -> list[Any]:
+    return [
+        summary.module,
+        [list(pair) for pair in summary.aliases],
+        [[key, list(f.params), list(f.keyword_only), [list(d) for d in f.defaults], f.returns, f.method] for key, f in summary.functions],
+        [[name, list(bases)] for name, bases in summary.bases],
+        [encode_call(c) for c in summary.calls],
+        sorted(summary.escaped),
+    ]
+
+
+def decode_summary(value: list[Any]) -> FileSummary:
+    module, aliases, functions, bases, calls, escaped = value
+    return FileSummary(
+        module,
+        tuple((local, qualified) for local, qualified in aliases),
+        tuple(
+            (key, FunctionSummary(tuple(params), tuple(keyword_only), tuple((n, k) for n, k in defaults), returns, bool(method)))
+            for key, params, keyword_only, defaults, returns, method in functions
+        ),
+        tuple((name, tuple(names)) for name, names in bases),
+        tuple(decode_call(call) for call in calls),
+        frozenset(escaped),
+    )
+
+
+def encode_call(call: CallSummary) -> list[Any]:
+    return [call.target, list(call.positional), [[k, v] for k, v in call.keywords], int(call.star)]
+
+
+def decode_call(value: list[Any]) -> CallSummary:
+    target, positional, keywords, star = value
+    return CallSummary(target, tuple(positional), tuple((k, v) for k, v in keywords), bool(star))

@@ -1,0 +1,200 @@
+"""What other modules of the project say about a file: helpers' results, callers' arguments."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from syncllint.config import Settings
+from syncllint.diagnostics import Confidence
+from syncllint.project.facts import module_name
+from syncllint.project.index import linked_facts
+from syncllint.runner import lint_files
+from tests.test_cli import run
+
+SETTINGS = Settings(select=("ALL",), min_confidence=Confidence.LOW)
+
+LOADER = """
+import torch
+
+def load_dump(path):
+    return torch.load(path, map_location="cpu")
+
+def load_live(path):
+    return torch.load(path).cuda()
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def findings(root: Path, files: dict[str, str], target: str) -> list[tuple[str, int]]:
+    """(code, line) of what a run over the whole project reports in ``target``."""
+    write(root, files)
+    paths = sorted(root.rglob("*.py"))
+    linked = linked_facts(paths, SETTINGS.host_suffixes)
+    results = lint_files(paths, SETTINGS, jobs=1, linked=linked)
+    return [(d.code, d.start.row) for r in results if r.filename == str(root / target) for d in r.diagnostics]
+
+
+def package(**modules: str) -> dict[str, str]:
+    return {"pkg/__init__.py": "", **{f"pkg/{name.replace('__', '/')}.py": text for name, text in modules.items()}}
+
+
+def test_an_imported_helper_that_loads_onto_the_host_gives_host_tensors(tmp_path: Path) -> None:
+    user = """
+    from pkg.loader import load_dump, load_live
+
+    def compare(a, b):
+        x = load_dump(a)
+        y = load_live(b)
+        return x.max().item(), y.max().item()
+    """
+    assert findings(tmp_path, package(loader=LOADER, user=user), "pkg/user.py") == [("SYNC101", 7)]
+
+
+def test_the_same_file_alone_does_not_know_the_helper(tmp_path: Path) -> None:
+    user = "from pkg.loader import load_dump\n\ndef compare(a):\n    return load_dump(a).max().item()\n"
+    write(tmp_path, package(loader=LOADER, user=user))
+    alone = run("check", "-", "--stdin-filename", "user.py", "--select", "ALL", "--min-confidence", "low", stdin=user)
+    assert "SYNC101" in alone.stdout
+    assert findings(tmp_path, {}, "pkg/user.py") == []
+
+
+def test_module_aliases_relative_imports_and_package_reexports_resolve(tmp_path: Path) -> None:
+    user = """
+    from .. import loader
+    from pkg import load_dump as fetch
+
+    def compare(a, b):
+        return loader.load_dump(a).item(), fetch(b).item()
+    """
+    files = package(loader=LOADER, sub__user=user)
+    files["pkg/__init__.py"] = "from .loader import load_dump\n"
+    files["pkg/sub/__init__.py"] = ""
+    assert findings(tmp_path, files, "pkg/sub/user.py") == []
+
+
+def test_a_method_inherited_from_another_module_keeps_its_place(tmp_path: Path) -> None:
+    mixins = """
+    class Snapshots:
+        def _snapshot(self, buf, idx):
+            return buf[idx].float().cpu().clone()
+    """
+    user = """
+    import torch
+    from pkg.mixins import Snapshots
+
+    class Checker(Snapshots):
+        def check(self, buf, idx):
+            return torch.equal(self._snapshot(buf, idx), self._snapshot(buf, idx + 1))
+    """
+    assert findings(tmp_path, package(mixins=mixins, user=user), "pkg/user.py") == []
+
+
+POLICY = """
+import torch
+
+def rebalance(weight: torch.Tensor, n: int):
+    return weight.cpu().tolist()
+"""
+
+
+def test_a_public_function_every_project_caller_feeds_host_data(tmp_path: Path) -> None:
+    caller = "from pkg.policy import rebalance\n\ndef step(load):\n    return rebalance(load.cpu(), 4)\n"
+    assert findings(tmp_path, package(policy=POLICY, state=caller), "pkg/policy.py") == []
+    # One caller that passes something else is enough to keep the finding.
+    other = "from pkg.policy import rebalance\n\ndef hot(load):\n    return rebalance(load, 2)\n"
+    assert ("SYNC103", 5) in findings(tmp_path, {"pkg/hot.py": other}, "pkg/policy.py")
+
+
+def test_a_public_function_without_a_project_caller_is_not_assumed_fed_by_anyone(tmp_path: Path) -> None:
+    assert ("SYNC103", 5) in findings(tmp_path, package(policy=POLICY), "pkg/policy.py")
+
+
+def test_a_function_passed_on_may_be_called_with_anything(tmp_path: Path) -> None:
+    caller = """
+    from pkg.policy import rebalance
+
+    def step(load, run):
+        rebalance(load.cpu(), 4)
+        return run(rebalance)
+    """
+    assert ("SYNC103", 5) in findings(tmp_path, package(policy=POLICY, state=caller), "pkg/policy.py")
+
+
+def test_a_device_string_argument_is_not_host_data(tmp_path: Path) -> None:
+    helper = """
+    import torch
+
+    def to_device(device):
+        return torch.tensor([1, 2, 3]).to(device)
+    """
+    caller = "from pkg.helper import to_device\n\ndef build():\n    return to_device('cuda')\n"
+    assert [code for code, _ in findings(tmp_path, package(helper=helper, caller=caller), "pkg/helper.py")] == ["SYNC202"]
+
+
+def test_folders_without_init_between_packages_are_crossed(tmp_path: Path) -> None:
+    files = {
+        "top/__init__.py": "",
+        "top/kits/cache/__init__.py": "",  # ``top/kits`` has no __init__.py (a namespace package)
+        "top/kits/cache/mixins.py": "class Snapshots:\n    def _snap(self, b):\n        return b.cpu()\n",
+        "top/kits/cache/storage.py": (
+            "import torch\nfrom top.kits.cache.mixins import Snapshots\n\n"
+            "class T(Snapshots):\n    def check(self, a, b):\n        return torch.equal(self._snap(a), self._snap(b))\n"
+        ),
+    }
+    write(tmp_path, files)
+    assert module_name(tmp_path / "top/kits/cache/storage.py") == ("top.kits.cache.storage", False)
+    assert findings(tmp_path, {}, "top/kits/cache/storage.py") == []
+
+
+def test_a_changed_helper_is_seen_through_the_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SYNCLLINT_NO_CACHE")
+    user = "import torch\nfrom pkg.loader import load_dump\n\ndef compare(a):\n    return load_dump(a).max().item()\n"
+    write(tmp_path, package(loader=LOADER, user=user))
+    assert run("check", "pkg", cwd=tmp_path).returncode == 0
+    assert run("check", "pkg", cwd=tmp_path).returncode == 0  # warm: the saved facts
+    # The helper now returns device data: the unchanged caller must be linted again, not read
+    # from the result cache.
+    (tmp_path / "pkg/loader.py").write_text("import torch\n\ndef load_dump(path):\n    return torch.load(path).cuda()\n")
+    second = run("check", "pkg/user.py", cwd=tmp_path)
+    assert second.returncode == 1 and "SYNC101" in second.stdout
+
+
+def test_fix_sees_the_facts_a_check_sees(tmp_path: Path) -> None:
+    user = "import torch\nfrom pkg.loader import load_dump\n\ndef compare(a):\n    return load_dump(a).max().item()\n"
+    write(tmp_path, package(loader=LOADER, user=user))
+    assert run("check", "pkg", "--fix", cwd=tmp_path).returncode == 0
+    assert run("check", "pkg", "--add-noqa", cwd=tmp_path).returncode == 0
+    assert "noqa" not in (tmp_path / "pkg/user.py").read_text()
+
+
+def test_a_parameter_only_ever_given_none_is_not_host_data(tmp_path: Path) -> None:
+    sampler = """
+    import torch
+
+    class Sampler:
+        def sample(self, logits: torch.Tensor, mask: torch.Tensor):
+            return self._contexts(mask)
+
+        def _contexts(self, mask, drafts=None, rows=None):
+            if drafts is None:
+                return mask
+            return torch.where(mask, drafts, rows.cpu())
+
+        def _scaled(self, x, scale=None):
+            return x * scale.cpu()
+
+        def run(self, x: torch.Tensor, x_cpu):
+            return self._scaled(x, x_cpu), self._scaled(x)
+    """
+    # ``rows`` and ``drafts`` only ever get None: the device of what they hold is not known, so
+    # ``rows.cpu()`` stays a finding; ``scale`` gets host data once and None once: host data.
+    assert findings(tmp_path, package(sampler=sampler), "pkg/sampler.py") == [("SYNC103", 11)]
