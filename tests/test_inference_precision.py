@@ -162,3 +162,15 @@ def test_protocol_methods_of_tensors_return_unknown_values() -> None:
         "        yield f'{name}.{attr}'\n"
     )
     assert _codes(body) == []
+
+
+def test_a_method_torch_tensor_lacks_says_the_annotation_is_loose() -> None:
+    body = (
+        "def positions(cache: torch.Tensor | None, mask: torch.Tensor):\n"
+        "    length = 0 if cache is None else cache.get_seq_length()\n"
+        "    if length == 0:\n"
+        "        return 1\n"
+        "    if mask.sum() == 0:\n"  # a real tensor method keeps the finding
+        "        return 2\n"
+    )
+    assert _codes(body) == ["SYNC502"]

@@ -10,6 +10,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, factory_rank, shape_rank
+from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (
     ACCELERATOR_DEVICE,
     CPU_DEVICE,
@@ -300,8 +301,8 @@ class CallInference:
             if owner.is_tensor:
                 return self._place_for_device(keyword(call, "device"), Value(owner.place))
             return UNKNOWN
-        if not owner.is_tensor:
-            return UNKNOWN
+        if not owner.is_tensor or method not in TENSOR_METHODS:
+            return UNKNOWN  # ``cache.get_seq_length()``: no tensor method, whatever the annotation said
         if method in api.SAME_PLACE_BOOL_METHODS:
             dtype = DType.BOOL
         elif method in api.SAME_PLACE_INT_METHODS:
