@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import codes
+from tests.conftest import codes, lint
 
 HEADER = "import numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n"
 
@@ -174,3 +174,11 @@ def test_a_method_torch_tensor_lacks_says_the_annotation_is_loose() -> None:
         "        return 2\n"
     )
     assert _codes(body) == ["SYNC502"]
+
+
+def test_a_kernel_dsl_type_conversion_is_no_module_move() -> None:
+    dsl = "import flydsl.expr as fx\n\ndef round_bf16(a):\n    return fx.Float32(fx.Float32(a).to(fx.BFloat16))\n"
+    assert codes(dsl) == []
+    # A constructor moved in a module that works with torch stays a finding; elsewhere it is low.
+    assert codes(HEADER + "def build(dev):\n    return Linear(4, 4).to(dev)\n") == ["SYNC202"]
+    assert [d.confidence.name for d in lint("def build(dev):\n    return Linear(4, 4).to(dev)\n")] == ["LOW"]

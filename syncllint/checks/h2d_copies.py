@@ -22,6 +22,9 @@ from syncllint.fixbuild import (
 )
 
 
+_DTYPE_NAMES = ("float", "bfloat", "int", "uint", "bool", "complex", "half")
+
+
 def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     """How sure we are that ``.to(...)`` moves to an accelerator (None: CPU, a dtype, or another tensor)."""
     target = keyword(call, "device") or positional(call, 0)
@@ -34,8 +37,11 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
         return None  # the CPU, a tensor (``x.to(other)``)
     named = ctx.qualify(target.func if isinstance(target, cst.Call) else target) or ""
-    if isinstance(target, cst.SimpleString) or "dtype" in named.rsplit(".", 1)[-1]:
-        return None  # a string we cannot read; a dtype in a variable or ``torch.get_default_dtype()``
+    leaf = named.rsplit(".", 1)[-1]
+    if isinstance(target, cst.SimpleString) or "dtype" in leaf or leaf.lower().startswith(_DTYPE_NAMES):
+        # A string we cannot read; a dtype in a variable or ``torch.get_default_dtype()``; another
+        # framework's type (``fx.Float32(a).to(fx.BFloat16)`` in a kernel DSL).
+        return None
     return variable_device_confidence(target, ctx)  # ``.to(device)`` / ``.to(self.device)``
 
 
@@ -99,13 +105,15 @@ class BlockingCopyToDevice(Rule):
         source = ctx.inference.infer(func.value)
         if source.place is not Place.HOST_TENSOR:
             if _is_fresh_module(func.value, ctx):
+                # A CamelCase constructor is a torch module only where the module works with torch.
+                sure = Confidence.MEDIUM if ctx.module_imports_torch else Confidence.LOW
                 ctx.report(
                     self,
                     node,
                     f"`.{method_name}(...)` of a module built on the host copies each of its parameters from "
                     "pageable memory, blocking the host; build it on the device (`device=` or "
                     "`with torch.device(...)`)",
-                    Confidence.MEDIUM,
+                    min(sure, confidence),
                 )
             return  # device tensors (a no-op move) and unknown receivers stay quiet
         fresh = is_fresh_tensor_call(func.value)
