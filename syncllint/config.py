@@ -36,6 +36,11 @@ DEFAULT_HOST_MODULES = (
     "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
     "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
 )
+# Where vLLM and sglang build models: their loaders construct every layer under ``with
+# torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.
+DEFAULT_MODEL_INIT_MODULES = (
+    "*/model_executor/models/*", "*/model_executor/layers/*", "*/vllm/models/*", "*/srt/models/*", "*/srt/layers/*",
+)
 # Functions of a host module that take model outputs (and the module functions they call):
 # the host-module assumption does not hold there.
 # Hooks that run on the host with processor data: vLLM's multimodal processor and M-RoPE hooks,
@@ -73,6 +78,7 @@ class Settings:
     hot_path_functions: tuple[str, ...] = DEFAULT_HOT_PATHS
     # Paths of CPU-backend code, where a tensor of unknown device is a host tensor.
     host_modules: tuple[str, ...] = DEFAULT_HOST_MODULES
+    model_init_modules: tuple[str, ...] = DEFAULT_MODEL_INIT_MODULES
     output_functions: tuple[str, ...] = DEFAULT_OUTPUT_FUNCTIONS
     host_functions: tuple[str, ...] = DEFAULT_HOST_FUNCTIONS
     # Names that hold host data by the project's convention: vLLM's model runner passes
@@ -106,6 +112,7 @@ _LIST_KEYS = {
     "device-suffixes": "device_suffixes",
     "hot-path-functions": "hot_path_functions",
     "host-modules": "host_modules",
+    "model-init-modules": "model_init_modules",
     "output-functions": "output_functions",
     "host-functions": "host_functions",
     "host-names": "host_names",

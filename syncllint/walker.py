@@ -11,7 +11,7 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import HostContext
-from syncllint.analysis.imports import ImportMap
+from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.narrowing import Narrowing
 from syncllint.analysis.values import (
@@ -90,6 +90,11 @@ class BatchedWalker(cst.CSTVisitor):
         self.module_imports_numpy = module_imports_numpy
         self._host = host
         self._classes: list[str] = []
+        self._torch_module_classes: list[bool] = []  # per enclosing class: an ``nn.Module``?
+        # Where the framework builds models under ``with torch.device(target)`` (vLLM, sglang):
+        # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
+        self.builds_models_on_device = False
+        self.init_only_methods: frozenset[str] = frozenset()  # run only while an object is built
         self._narrowing = Narrowing(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
@@ -167,6 +172,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.bind_parameters(node.params, tensor_by_default=False)
         elif isinstance(node, cst.ClassDef):
             self._classes.append(node.name.value)
+            self._torch_module_classes.append(_is_torch_module(node))
             self.inference.enter_class()
         elif isinstance(node, cst.With):
             self._enter_with(node)
@@ -213,6 +219,7 @@ class BatchedWalker(cst.CSTVisitor):
                 self.inference.bind(node.name, PYTHON)
         elif isinstance(node, cst.ClassDef):
             self._classes.pop()
+            self._torch_module_classes.pop()
             self.inference.exit_class()
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._frames[-1][1] -= 1
@@ -242,6 +249,9 @@ class BatchedWalker(cst.CSTVisitor):
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
         filled = self.inference.host_parameters.get(("self." if method else "") + name, frozenset())
+        building = name == "__init__" or name in self.init_only_methods
+        if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
+            self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
         # ``forward`` of a module gets tensors unless annotated otherwise.
         self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled_with_host=filled)
 
@@ -316,3 +326,14 @@ def _ends_flow(suite: cst.BaseSuite) -> bool:
     elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
         last = suite.body[-1]
     return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
+
+
+_FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
+
+
+def _is_torch_module(node: cst.ClassDef) -> bool:
+    """A class that derives from a ``Module`` or defines ``forward``: an ``nn.Module`` by its shape."""
+    if any((dotted_name(base.value) or "").rsplit(".", 1)[-1] == "Module" for base in node.bases):
+        return True
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)

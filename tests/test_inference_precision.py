@@ -182,3 +182,40 @@ def test_a_kernel_dsl_type_conversion_is_no_module_move() -> None:
     # A constructor moved in a module that works with torch stays a finding; elsewhere it is low.
     assert codes(HEADER + "def build(dev):\n    return Linear(4, 4).to(dev)\n") == ["SYNC202"]
     assert [d.confidence.name for d in lint("def build(dev):\n    return Linear(4, 4).to(dev)\n")] == ["LOW"]
+
+
+MODEL = (
+    "import torch\nfrom torch import nn\n\n"
+    "class Scaled(nn.Module):\n"
+    "    def __init__(self, n, device):\n"
+    "        super().__init__()\n"
+    "        self.scale = torch.tensor(2.0)\n"  # built on the accelerator: a blocking scalar copy
+    "        self.empty = torch.tensor([])\n"  # nothing to copy
+    "        self.cache = self._cache(n, device)\n"
+    "\n"
+    "    def _cache(self, n, device):\n"
+    "        return torch.arange(n).to(device)\n"  # already on the accelerator: no copy
+    "\n"
+    "    def forward(self, x):\n"
+    "        return x * self.scale\n"
+    "\n"
+    "class Config:\n"
+    "    def __init__(self):\n"
+    "        self.scale = torch.tensor(2.0)\n"  # not a module: built wherever it is used
+)
+
+
+def _model_codes(path: str, **settings: object) -> list[tuple[str, int]]:
+    from syncllint.config import Settings
+    from syncllint.engine import lint_source
+
+    result = lint_source(MODEL, path, Settings(select=("ALL",), **settings))  # type: ignore[arg-type]
+    return [(d.code, d.start.row) for d in result.diagnostics]
+
+
+def test_vllm_and_sglang_build_model_layers_on_the_device() -> None:
+    assert _model_codes("vllm/model_executor/models/scaled.py") == [("SYNC201", 7)]
+    assert _model_codes("sglang/srt/layers/scaled.py") == [("SYNC201", 7)]
+    # Elsewhere a factory without ``device=`` builds on the host: the move is the copy.
+    assert _model_codes("mypkg/scaled.py") == [("SYNC202", 12)]
+    assert _model_codes("vllm/model_executor/models/scaled.py", model_init_modules=()) == [("SYNC202", 12)]

@@ -103,6 +103,24 @@ class ModuleIndex(cst.CSTVisitor):
         return frozenset(name for name in called - self.called_outside_allowed if name in self.defs)
 
 
+    def only_called_from_init(self) -> frozenset[str]:
+        """Module functions that only ``__init__`` calls (directly, or through others of the kind):
+        they run while the object is built."""
+        callers: dict[str, set[str]] = {}
+        for caller, callees in self.calls.items():
+            for callee in callees:
+                callers.setdefault(callee, set()).add(caller)
+        found: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, who in callers.items():
+                if name not in found and name in self.defs and name != "__init__" and who <= found | {"__init__"}:
+                    found.add(name)
+                    changed = True
+        return frozenset(found)
+
+
 def closure(start: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
     found: set[str] = set()
     pending = list(start)

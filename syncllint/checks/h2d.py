@@ -69,6 +69,8 @@ class TensorFromHostData(Rule):
 
     @staticmethod
     def _is_host_data(data: cst.BaseExpression, ctx: RuleContext) -> bool:
+        if isinstance(data, (cst.List, cst.Tuple)) and not data.elements:
+            return False  # ``torch.tensor([])``: nothing to copy (measured: no wait)
         value = ctx.inference.infer(data)
         # A tensor already on the device is copied on the device (measured: no sync); a tensor of
         # unknown place might be either, so stay quiet.

@@ -21,7 +21,6 @@ from syncllint.fixbuild import (
     with_keyword,
 )
 
-
 _DTYPE_NAMES = ("float", "bfloat", "int", "uint", "bool", "complex", "half")
 
 
