@@ -149,3 +149,25 @@ def test_copies_to_a_named_device_stay_reported_in_host_code() -> None:
     """
     # In a host module the pool's device is still an accelerator; the image is on the host.
     assert shown(source, "pkg/mem_cache/pool_host/mha.py") == [("SYNC201", 5)]
+
+
+def test_module_functions_an_input_processor_calls_are_host_code() -> None:
+    source = (
+        "import torch\n\n"
+        "def build_lengths(grids: torch.Tensor):\n"
+        "    return int(grids.sum().item())\n\n"
+        "def scale(x: torch.Tensor):\n"
+        "    return x.max().item()\n\n"
+        "class DemoMultiModalProcessor(BaseMultiModalProcessor):\n"
+        "    def __init__(self):\n"
+        "        self.n = 0\n\n"
+        "    def _apply_main(self, grids):\n"
+        "        return build_lengths(grids)\n\n"
+        "class DemoModel(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        self.n = 1\n\n"
+        "    def forward(self, x):\n"
+        "        return scale(x)\n"
+    )
+    # The processor's helper is host code; the model's is not, though both classes have __init__.
+    assert shown(source) == [("SYNC101", 7)]

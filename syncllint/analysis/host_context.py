@@ -70,8 +70,10 @@ def host_context(
     output_side: frozenset[str] = frozenset()
     if module_is_host or "Processor" in source or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
         output_side = index.reached_from(_matching(index, output_functions))
-    # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) too.
-    host_named = index.reached_from(_matching(index, host_functions)) - output_side
+    # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) and
+    # the module functions input processors' methods call (``build_flat_image_bool_length``).
+    seeds = _matching(index, host_functions) | _host_class_methods(index)
+    host_named = index.reached_from(seeds) - output_side
     test_module = is_test_module(path)
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
     return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
@@ -84,6 +86,16 @@ def is_test_module(path: str) -> bool:
 def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:
     wanted = tuple(patterns)
     return {name for name in index.defs if any(fnmatch.fnmatchcase(name, p) for p in wanted)}
+
+
+def _host_class_methods(index: ModuleIndex) -> set[str]:
+    """Methods of input processors that no other class of the module has (functions are told
+    apart by name only: ``__init__`` would be every class's)."""
+    host: set[str] = set()
+    other: set[str] = set()
+    for cls, names in index.methods.items():
+        (host if _is_host_class(cls) else other).update(names)
+    return {name for name in host - other if not name.startswith("__")}
 
 
 def _is_host_class(name: str) -> bool:

@@ -34,6 +34,8 @@ class ModuleIndex(cst.CSTVisitor):
         self.call_sites: dict[str, list[cst.Call]] = {}  # ``name`` / ``self.name`` -> its calls
         self.called_outside_allowed: set[str] = set()
         self.showing_device: set[str] = set()  # functions whose text shows an accelerator
+        self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
+        self._class_names: list[str] = []
         self._stack: list[str] = []
         self._cpu_params: list[frozenset[str]] = []
         self._classes = 0
@@ -52,6 +54,8 @@ class ModuleIndex(cst.CSTVisitor):
         if isinstance(node, cst.FunctionDef):
             name = node.name.value
             method = self._classes > 0 and not self._stack
+            if method:
+                self.methods.setdefault(self._class_names[-1], set()).add(name)
             self.defs.setdefault(name, []).append(node)
             self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
             self.calls.setdefault(name, set())
@@ -59,6 +63,7 @@ class ModuleIndex(cst.CSTVisitor):
             self._cpu_params.append(_cpu_default_params(node.params))
         elif isinstance(node, cst.ClassDef):
             self._classes += 1
+            self._class_names.append(node.name.value)
         elif isinstance(node, cst.With) and self._allowed and with_allows(node, self._imports, self._allowed):
             self._allowing.add(id(node.body))
         elif id(node) in self._allowing:
@@ -75,6 +80,7 @@ class ModuleIndex(cst.CSTVisitor):
             self._cpu_params.pop()
         elif isinstance(original_node, cst.ClassDef):
             self._classes -= 1
+            self._class_names.pop()
         elif id(original_node) in self._allowing:
             self._allowed_depth -= 1
 
