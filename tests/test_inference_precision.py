@@ -219,3 +219,18 @@ def test_vllm_and_sglang_build_model_layers_on_the_device() -> None:
     # Elsewhere a factory without ``device=`` builds on the host: the move is the copy.
     assert _model_codes("mypkg/scaled.py") == [("SYNC202", 12)]
     assert _model_codes("vllm/model_executor/models/scaled.py", model_init_modules=()) == [("SYNC202", 12)]
+
+
+def test_zip_of_tensors_yields_their_rows() -> None:
+    body = (
+        "def pool(x: torch.Tensor, lens_cpu):\n"
+        "    pooled, masks = x.cuda(), x.cuda() > 0\n"
+        "    for hs, mask in zip(pooled, masks):\n"
+        "        hs[mask]\n"
+        "    for n, mask in zip(lens_cpu, masks.cpu()):\n"
+        "        x[mask]\n"
+    )
+    assert [(d.code, d.start.row, d.confidence.name) for d in lint(HEADER + body)] == [
+        ("SYNC301", 8, "HIGH"),
+        ("SYNC103", 9, "HIGH"),
+    ]

@@ -19,6 +19,17 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
             return
         inference.bind(target, PYTHON_SCALAR)
         return
+    if (
+        isinstance(iterable, cst.Call)
+        and inference.imports.qualify(iterable.func) == "zip"
+        and isinstance(target, cst.Tuple)
+        and len(target.elements) == len(iterable.args)
+        and not any(arg.star or arg.keyword is not None for arg in iterable.args)
+    ):
+        # ``for hs, mask in zip(pooled, pooler_mask)``: rows of each, side by side
+        for element, arg in zip(target.elements, iterable.args):
+            inference.bind(element.value, _element_of(inference.infer(arg.value)))
+        return
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
         # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
         inference.bind(target.elements[0].value, PYTHON)
