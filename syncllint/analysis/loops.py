@@ -27,8 +27,8 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         and not any(arg.star or arg.keyword is not None for arg in iterable.args)
     ):
         # ``for hs, mask in zip(pooled, pooler_mask)``: rows of each, side by side
-        for element, arg in zip(target.elements, iterable.args):
-            inference.bind(element.value, _element_of(inference.infer(arg.value)))
+        for item, arg in zip(target.elements, iterable.args):
+            inference.bind(item.value, _element_of(inference.infer(arg.value)))
         return
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
         # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
