@@ -35,6 +35,7 @@ DEFAULT_HOST_MODULES = (
     "*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*",
     "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
     "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
+    "*/transformers_utils/processors/*",  # vLLM's own HF-style input processors
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

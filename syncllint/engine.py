@@ -31,7 +31,7 @@ from syncllint.fixes import build_fix
 from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, combine, module_name
-from syncllint.project.summary import DEVICE, HOST, summarize
+from syncllint.project.summary import DEVICE, HOST, NONE, summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
 from syncllint.walker import BatchedWalker, RawFinding
@@ -177,7 +177,7 @@ def _walk(
     # What the module's functions share (call graph, call sites, allowed regions): one extra walk.
     allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
-    returns, host_parameters = _module_facts(source_text, path, settings, linked)
+    returns, filled_parameters = _module_facts(source_text, path, settings, linked)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,
@@ -188,7 +188,7 @@ def _walk(
         returns,
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
-        host_parameters,
+        filled_parameters,
     )
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -215,18 +215,19 @@ def _walk(
 
 def _module_facts(
     source: str, path: str, settings: Settings, linked: LinkedFacts
-) -> tuple[dict[str, Place], dict[str, frozenset[str]]]:
-    """Where the results of the module's calls live, and which parameters only get host data: from
+) -> tuple[dict[str, Place], dict[str, dict[str, Place]]]:
+    """Where the results of the module's calls live, and what every call passes some parameters: from
     the module's own text and what the rest of the project says (``linked``)."""
     module, is_package = module_name(Path(path))
     own = summarize(source, module, is_package, settings.host_suffixes)
     if own is None:
         return {}, {}
-    returns, host_parameters = combine(own, linked)
-    return {key: _PLACES[place] for key, place in returns.items()}, host_parameters
+    returns, parameters = combine(own, linked)
+    filled = {key: {name: _PLACES[place] for name, place in params.items()} for key, params in parameters.items()}
+    return {key: _PLACES[place] for key, place in returns.items()}, filled
 
 
-_PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE}
+_PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}
 
 
 def _names_an_allowed_context(source: str, settings: Settings) -> bool:

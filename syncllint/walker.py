@@ -248,12 +248,12 @@ class BatchedWalker(cst.CSTVisitor):
         self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
-        filled = self.inference.host_parameters.get(("self." if method else "") + name, frozenset())
+        filled = self.inference.filled_parameters.get(("self." if method else "") + name, {})
         building = name == "__init__" or name in self.init_only_methods
         if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
         # ``forward`` of a module gets tensors unless annotated otherwise.
-        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled_with_host=filled)
+        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled=filled)
 
     def _is_kernel(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
@@ -332,8 +332,12 @@ _FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
 
 
 def _is_torch_module(node: cst.ClassDef) -> bool:
-    """A class that derives from a ``Module`` or defines ``forward``: an ``nn.Module`` by its shape."""
-    if any((dotted_name(base.value) or "").rsplit(".", 1)[-1] == "Module" for base in node.bases):
+    """A class that derives from a ``Module``, or from another class and defines ``forward``: an
+    ``nn.Module`` by its shape (a plain class with ``forward``, such as a lazily built runner, is not)."""
+    bases = [(dotted_name(base.value) or "").rsplit(".", 1)[-1] for base in node.bases if base.keyword is None]
+    if "Module" in bases:
         return True
+    if not [name for name in bases if name and name != "object"]:
+        return False
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)

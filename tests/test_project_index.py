@@ -176,7 +176,7 @@ def test_fix_sees_the_facts_a_check_sees(tmp_path: Path) -> None:
     assert "noqa" not in (tmp_path / "pkg/user.py").read_text()
 
 
-def test_a_parameter_only_ever_given_none_is_not_host_data(tmp_path: Path) -> None:
+def test_a_parameter_every_call_leaves_none_holds_none(tmp_path: Path) -> None:
     sampler = """
     import torch
 
@@ -195,6 +195,9 @@ def test_a_parameter_only_ever_given_none_is_not_host_data(tmp_path: Path) -> No
         def run(self, x: torch.Tensor, x_cpu):
             return self._scaled(x, x_cpu), self._scaled(x)
     """
-    # ``rows`` and ``drafts`` only ever get None: the device of what they hold is not known, so
-    # ``rows.cpu()`` stays a finding; ``scale`` gets host data once and None once: host data.
+    # ``drafts`` and ``rows`` are None for every caller: the last line of ``_contexts`` does not
+    # run for them (neither a host operand of ``where`` nor a device ``.cpu()``); ``scale`` gets
+    # host data once and None once: host data.
+    assert findings(tmp_path, package(sampler=sampler), "pkg/sampler.py") == []
+    sampler = sampler.replace("return self._contexts(mask)", "return self._contexts(mask, logits, logits)")
     assert findings(tmp_path, package(sampler=sampler), "pkg/sampler.py") == [("SYNC103", 11)]

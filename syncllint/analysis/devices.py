@@ -56,7 +56,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         device_mirrored: frozenset[str] = frozenset(),
         returns: dict[str, Place] | None = None,
         host_keys: frozenset[str] = frozenset(),
-        host_parameters: dict[str, frozenset[str]] | None = None,
+        filled_parameters: dict[str, dict[str, Place]] | None = None,
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -71,7 +71,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
         self._host_keys = host_keys
         # ``name`` / ``self.name`` -> parameters every call in the module fills with host data.
-        self.host_parameters = host_parameters or {}
+        self.filled_parameters = filled_parameters or {}
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
@@ -176,18 +176,19 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         return value
 
     def bind_parameters(
-        self, params: cst.Parameters, tensor_by_default: bool, filled_with_host: frozenset[str] = frozenset()
+        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
     ) -> None:
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
-        ``filled_with_host``: parameters every call in the module fills with host data
-        (project/facts.py); they are host values unless the annotation says numpy or Python.
+        ``filled``: what every call in the project passes a parameter (project/facts.py): host data
+        (a host tensor unless the annotation says numpy or Python), or ``None`` (a Python value).
         """
+        filled = filled or {}
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
-            if name in filled_with_host and (value is None or value.place is Place.TENSOR):
-                self._scopes[-1].names[name] = HOST_TENSOR
+            if name in filled and (value is None or value.place is Place.TENSOR):
+                self._scopes[-1].names[name] = HOST_TENSOR if filled[name] is Place.HOST_TENSOR else PYTHON
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.

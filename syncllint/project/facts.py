@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncllint.project.summary import (
+    HOST,
     HOST_DATA,
+    NONE,
     NOT_HOST,
     CallSummary,
     FileSummary,
@@ -68,9 +70,9 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(parts if is_package else (*parts, path.stem)), is_package
 
 
-def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
-    """The module's call results (``fn`` / ``self.fn`` / imported spellings -> place) and the
-    parameters of its functions that every call in the project fills with host data."""
+def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The module's call results (``fn`` / ``self.fn`` / imported spellings -> place) and what
+    every call in the project passes its functions' parameters (``HOST`` data or ``NONE``)."""
     found: dict[str, str | None] = {}
     for key, place in linked.returns:
         note_place(found, key, place)
@@ -89,18 +91,18 @@ def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict
         if "." not in key or key.startswith("self."):
             local_calls.setdefault(key, []).append(call)
     outside = dict(linked.outside_calls)
-    host: dict[str, frozenset[str]] = {}
+    filled: dict[str, dict[str, str]] = {}
     for key, function in own.functions:
         if function.method or key in outside and outside[key] is None:
             continue
         elsewhere = outside.get(key) or ()
         private = key.startswith("_") and not key.startswith("__")
         if private or elsewhere:  # a public function may have callers beyond the project unless shown
-            host[key] = _filled_with_host(function, [*local_calls.get(key, ()), *elsewhere])
+            filled[key] = _filled(function, [*local_calls.get(key, ()), *elsewhere])
     for name, definitions in methods.items():
         if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
-            host["self." + name] = _filled_with_host(definitions[0], local_calls.get("self." + name, []))
-    return returns, {key: params for key, params in host.items() if params}
+            filled["self." + name] = _filled(definitions[0], local_calls.get("self." + name, []))
+    return returns, {key: params for key, params in filled.items() if params}
 
 
 def note_place(found: dict[str, str | None], key: str, place: str | None) -> None:
@@ -109,21 +111,22 @@ def note_place(found: dict[str, str | None], key: str, place: str | None) -> Non
         found[key] = place if found.get(key, place) == place else None
 
 
-def _filled_with_host(function: FunctionSummary, calls: list[CallSummary]) -> frozenset[str]:
-    """The parameters that every call fills with host data (none without a call). A ``None`` says
-    nothing either way; a parameter only ever given ``None`` is not host data, it is unused."""
+def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:
+    """Parameter -> ``HOST`` where every call fills it with host data, ``NONE`` where every call
+    leaves it ``None`` (code that uses it as a tensor does not run for these callers). A ``None``
+    beside host data says nothing; nothing is said without a call."""
     if not calls or any(call.star for call in calls):
-        return frozenset()
+        return {}
     defaults = dict(function.defaults)
-    host = set(function.params) | set(function.keyword_only)
+    candidates = set(function.params) | set(function.keyword_only)
     shown: set[str] = set()
     for call in calls:
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
-        for name in list(host):
+        for name in list(candidates):
             kind = given.get(name, defaults.get(name, NOT_HOST))
             if kind == NOT_HOST:
-                host.discard(name)
+                candidates.discard(name)
             elif kind == HOST_DATA:
                 shown.add(name)
-    return frozenset(host & shown)
+    return {name: HOST if name in shown else NONE for name in candidates}

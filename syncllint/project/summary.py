@@ -19,6 +19,7 @@ from syncllint.analysis.conventions import factories_build_on_host
 
 HOST = "host"
 DEVICE = "device"
+NONE = "none"  # a parameter every call leaves ``None``
 
 # What an argument (or a parameter's default) shows: the rules of ``_Reader.argument``.
 NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2

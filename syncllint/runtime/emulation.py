@@ -88,7 +88,7 @@ class _FunctionRules(TorchFunctionMode):
         to_device = rules.wants_device(kwargs)
         if to_device:
             kwargs["device"] = "cpu"
-            if name in ("tensor", "as_tensor", "asarray") and args and not is_device(args[0]):
+            if name in ("tensor", "as_tensor", "asarray") and args and not is_device(args[0]) and rules.copies_data(args[0]):
                 report(rules.H2D, "torch.tensor" if name == "tensor" else "as_tensor")
         elif name in ("tensor", "as_tensor", "asarray"):
             sync = rules.host_tensor_sync(args, kwargs)

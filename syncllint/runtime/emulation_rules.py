@@ -139,6 +139,15 @@ def where_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
     return None
 
 
+def copies_data(data: object) -> bool:
+    """Whether building a device tensor from ``data`` copies anything: ``torch.tensor([], device=d)``
+    copies nothing (measured on an H200: no wait, benchmarks/probes/construction_probe.py)."""
+    if isinstance(data, (list, tuple)):
+        return len(data) > 0
+    size = getattr(data, "size", None)
+    return not (isinstance(size, int) and size == 0)  # an empty numpy array
+
+
 def host_tensor_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
     """``torch.tensor([g0, g1])`` with no device: each device element is copied to the host."""
     data = args[0] if args else kwargs.get("data")
