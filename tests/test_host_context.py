@@ -171,3 +171,19 @@ def test_module_functions_an_input_processor_calls_are_host_code() -> None:
     )
     # The processor's helper is host code; the model's is not, though both classes have __init__.
     assert shown(source) == [("SYNC101", 7)]
+
+
+def test_the_device_of_a_local_tensor_is_no_accelerator_evidence() -> None:
+    source = """
+    import torch
+
+    def test_prebuilt_mask():
+        q = torch.randn(2, 8)
+        mask = torch.ones(2, 8, device=q.device)
+        assert torch.equal(attend(q, mask), attend(q, None))
+
+    def test_on_gpu():
+        q = torch.randn(2, 8, device="cuda")
+        assert torch.equal(attend(q, None), q)
+    """
+    assert shown(source, "tests/test_masks.py") == [("SYNC602", 11)]

@@ -167,5 +167,7 @@ def _is_variable_device(expr: cst.BaseExpression, cpu_names: frozenset[str]) -> 
     and so is a parameter defaulting to it."""
     if isinstance(expr, cst.Name) and expr.value in cpu_names:
         return False
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value not in ("self", "cls"):
+        return False  # ``device=q.device``: wherever ``q`` is, which the test shows elsewhere if at all
     leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return "device" in leaf.lower() or leaf.lower() == "dev"
