@@ -234,3 +234,14 @@ def test_zip_of_tensors_yields_their_rows() -> None:
         ("SYNC301", 8, "HIGH"),
         ("SYNC103", 9, "HIGH"),
     ]
+
+
+def test_what_a_cpu_map_location_loads_stays_on_the_host_through_its_methods() -> None:
+    body = (
+        "def load(path):\n"
+        "    state = torch.load(path, map_location='cpu')\n"
+        "    for name, param in state.items():\n"
+        "        param.cpu().numpy()\n"
+        "    return state.get('w').item()\n"
+    )
+    assert _codes(body) == []

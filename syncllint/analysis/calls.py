@@ -264,9 +264,11 @@ class CallInference:
             return HOST_TENSOR  # ``kwargs.pop("image_sizes")`` of a field kept on the host
         if method in ("get_state", "get_rng_state"):
             return HOST_TENSOR  # ``Generator.get_state()``, ``get_rng_state()``: CPU ByteTensors
+        owner = self.infer(func.value)
+        if method in ("items", "values", "get", "pop") and owner.place is Place.HOST_TENSOR:
+            return HOST_TENSOR  # what ``torch.load(p, map_location="cpu")`` holds is on the host
         if method in api.NON_TENSOR_METHODS:
             return UNKNOWN  # ``name.endswith(...)``: whatever the receiver is, it is no tensor
-        owner = self.infer(func.value)
         if method in api.METADATA_METHODS:
             return PYTHON
         if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
@@ -301,8 +303,12 @@ class CallInference:
             if owner.is_tensor:
                 return self._place_for_device(keyword(call, "device"), Value(owner.place))
             return UNKNOWN
-        if not owner.is_tensor or method not in TENSOR_METHODS:
-            return UNKNOWN  # ``cache.get_seq_length()``: no tensor method, whatever the annotation said
+        if not owner.is_tensor:
+            return UNKNOWN
+        if method not in TENSOR_METHODS and owner.place is Place.TENSOR:
+            # ``cache.get_seq_length()``: no tensor method, whatever the annotation said. (A host or
+            # device value keeps its place: ``torch.load(p, map_location="cpu").items()``.)
+            return UNKNOWN
         if method in api.SAME_PLACE_BOOL_METHODS:
             dtype = DType.BOOL
         elif method in api.SAME_PLACE_INT_METHODS:
