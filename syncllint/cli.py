@@ -91,7 +91,7 @@ def check(
     """Lint PATHS (default: the current directory) for GPU<->CPU syncs."""
     from syncllint.discovery import discover
     from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
-    from syncllint.project.index import linked_facts
+    from syncllint.project.index import linked_facts, summary_options
     from syncllint.project_facts import with_project_facts
     from syncllint.report import render, render_statistics
     from syncllint.runner import lint_files
@@ -152,7 +152,7 @@ def check(
             jobs,
             cache=_run_cache(settings, no_cache, cache_dir),
             progress=_progress(quiet),
-            linked=linked_facts(found.files, settings.host_suffixes, facts_cache),
+            linked=linked_facts(found.files, summary_options(settings), facts_cache),
         )
         if output_format == "full":
             for result in results:

@@ -31,6 +31,7 @@ from syncllint.fixes import build_fix
 from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, combine, module_name
+from syncllint.project.index import summary_options
 from syncllint.project.summary import DEVICE, HOST, NONE, summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
@@ -189,6 +190,7 @@ def _walk(
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         filled_parameters,
+        frozenset(linked.host_attributes),
     )
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -219,7 +221,7 @@ def _module_facts(
     """Where the results of the module's calls live, and what every call passes some parameters: from
     the module's own text and what the rest of the project says (``linked``)."""
     module, is_package = module_name(Path(path))
-    own = summarize(source, module, is_package, settings.host_suffixes)
+    own = summarize(source, module, is_package, summary_options(settings), path)
     if own is None:
         return {}, {}
     returns, parameters = combine(own, linked)

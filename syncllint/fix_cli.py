@@ -107,13 +107,13 @@ def run(request: FixRequest, job: Job) -> int:
                 "outside the paths given",
                 err=True,
             )
-        from syncllint.project.index import linked_facts
+        from syncllint.project.index import linked_facts, summary_options
         from syncllint.project_facts import with_project_facts
 
         # The same settings and project facts a check of these files uses, so a fix acts on what
         # the check reports.
         settings = with_project_facts(job.settings, found.files)
-        linked = linked_facts(found.files, settings.host_suffixes)
+        linked = linked_facts(found.files, summary_options(settings))
         results = process_paths(inside, settings, options, job.jobs, linked)
         if outside:  # still linted and reported, never written
             lint_only = FixOptions(fix=False, write=False)

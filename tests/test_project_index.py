@@ -10,7 +10,7 @@ import pytest
 from syncllint.config import Settings
 from syncllint.diagnostics import Confidence
 from syncllint.project.facts import module_name
-from syncllint.project.index import linked_facts
+from syncllint.project.index import linked_facts, summary_options
 from syncllint.runner import lint_files
 from tests.test_cli import run
 
@@ -38,7 +38,7 @@ def findings(root: Path, files: dict[str, str], target: str) -> list[tuple[str, 
     """(code, line) of what a run over the whole project reports in ``target``."""
     write(root, files)
     paths = sorted(root.rglob("*.py"))
-    linked = linked_facts(paths, SETTINGS.host_suffixes)
+    linked = linked_facts(paths, summary_options(SETTINGS))
     results = lint_files(paths, SETTINGS, jobs=1, linked=linked)
     return [(d.code, d.start.row) for r in results if r.filename == str(root / target) for d in r.diagnostics]
 
@@ -201,3 +201,45 @@ def test_a_parameter_every_call_leaves_none_holds_none(tmp_path: Path) -> None:
     assert findings(tmp_path, package(sampler=sampler), "pkg/sampler.py") == []
     sampler = sampler.replace("return self._contexts(mask)", "return self._contexts(mask, logits, logits)")
     assert findings(tmp_path, package(sampler=sampler), "pkg/sampler.py") == [("SYNC103", 11)]
+
+
+def test_an_attribute_every_project_assignment_fills_with_host_data(tmp_path: Path) -> None:
+    batch = """
+    import numpy as np
+    import torch
+
+    class InputBatch:
+        def __init__(self, n):
+            self.num_tokens = None
+            self.num_tokens = np.zeros(n, dtype=np.int32)
+            self.positions = torch.zeros(n, dtype=torch.int64, device="cuda")
+    """
+    runner = """
+    import torch
+
+    def step(batch, i):
+        return batch.num_tokens[i].item(), batch.positions[i].item()
+    """
+    assert findings(tmp_path, package(batch=batch, runner=runner), "pkg/runner.py") == [("SYNC101", 5)]
+    # The same name set elsewhere from something the code does not show: no fact.
+    other = "class Runner:\n    def __init__(self, make):\n        self.num_tokens = make()\n"
+    assert findings(tmp_path, {"pkg/other.py": other}, "pkg/runner.py") == [("SYNC101", 5), ("SYNC101", 5)]
+
+
+def test_factories_in_model_folders_are_no_host_evidence(tmp_path: Path) -> None:
+    layer = """
+    import torch
+    from torch import nn
+
+    class Table(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.rows = torch.empty(n)
+
+        def forward(self, x):
+            return x
+    """
+    user = "import torch\n\ndef read(table, i):\n    return table.rows[i].item()\n"
+    files = {"vllm/__init__.py": "", "vllm/model_executor/__init__.py": "", "vllm/model_executor/models/__init__.py": "",
+             "vllm/model_executor/models/table.py": layer, "vllm/user.py": user}
+    assert findings(tmp_path, files, "vllm/user.py") == [("SYNC101", 4)]

@@ -57,6 +57,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         returns: dict[str, Place] | None = None,
         host_keys: frozenset[str] = frozenset(),
         filled_parameters: dict[str, dict[str, Place]] | None = None,
+        host_attributes: frozenset[str] = frozenset(),
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -72,6 +73,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         self._host_keys = host_keys
         # ``name`` / ``self.name`` -> parameters every call in the module fills with host data.
         self.filled_parameters = filled_parameters or {}
+        # Attribute names that every ``self.<name> = ...`` of the project fills with host data.
+        self._host_attributes = host_attributes
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []

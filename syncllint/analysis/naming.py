@@ -22,6 +22,7 @@ class NamingConventions:
     _mirrored: frozenset[str]
     _device_mirrored: frozenset[str]
     _host_keys: frozenset[str]
+    _host_attributes: frozenset[str]
 
     def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None:
         leaf = name.rsplit(".", 1)[-1]
@@ -33,6 +34,8 @@ class NamingConventions:
         kept = leaf in self._host_keys or leaf + "s" in self._host_keys or self._ends_a_host_key(leaf)
         if kept and not conventions_only or leaf.startswith(("host_", "cpu_")) and "_cpu" in self._host_suffixes:
             return HOST_TENSOR  # a field kept on the host; ``host_indices``
+        if attribute and not conventions_only and leaf in self._host_attributes:
+            return HOST_TENSOR  # ``input_batch.num_tokens_no_spec``: ``np.zeros`` wherever it is set
         if leaf.endswith(self._device_suffixes):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
             return SUFFIX_DEVICE_TENSOR

@@ -34,6 +34,9 @@ class LinkedFacts:
     # A module-level function -> the calls other modules make to it, or None when one of them
     # uses it other than by calling it (passes it on), so its callers are not all known.
     outside_calls: tuple[tuple[str, tuple[CallSummary, ...] | None], ...] = ()
+    # Attribute names the module reads that every ``self.<name> = ...`` of the project fills with
+    # host data (``input_batch.num_tokens_no_spec``, an ``np.zeros`` in ``InputBatch.__init__``).
+    host_attributes: tuple[str, ...] = ()
 
     def digest(self) -> bytes:
         return hashlib.blake2b(repr(self).encode(), digest_size=16).digest()

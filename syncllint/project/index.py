@@ -9,9 +9,11 @@ another module changes what it returns, the files that call it are linted again,
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from syncllint.config import Settings
 from syncllint.project.facts import LinkedFacts, module_name, note_place, package_root
 from syncllint.project.store import (
     file_stamps,
@@ -23,9 +25,11 @@ from syncllint.project.store import (
     summarize_files,
 )
 from syncllint.project.summary import (
+    HOST,
     CallSummary,
     FileSummary,
     FunctionSummary,
+    SummaryOptions,
 )
 from syncllint.project.wire import decode_summary
 
@@ -64,6 +68,12 @@ class ProjectIndex:
         self._aliases = {m: dict(s.aliases) for m, s in self.modules.items()}
         self._calls: dict[tuple[str, str], list[tuple[str, CallSummary]]] = {}
         self._escaped: set[tuple[str, str]] = set()
+        # Attribute names every ``self.<name> = ...`` of the project fills with host data.
+        places: dict[str, set[str]] = {}
+        for summary in self.modules.values():
+            for name, place in summary.attributes:
+                places.setdefault(name, set()).add(place)
+        self.host_attributes = frozenset(name for name, found in places.items() if found == {HOST})
         for module, summary in self.modules.items():
             for call in summary.calls:
                 found = None if call.target.startswith("self.") else self.resolve(call.target)
@@ -73,16 +83,27 @@ class ProjectIndex:
 
     @classmethod
     def build(
-        cls, stamps: dict[str, list[int]], host_suffixes: tuple[str, ...], cache_dir: Path | None = None, jobs: int | None = None
+        cls, stamps: dict[str, list[int]], options: SummaryOptions, cache_dir: Path | None = None, jobs: int | None = None
     ) -> ProjectIndex:
         """From the summaries of the files ``stamps`` names (path -> [mtime, size]), read again where stale."""
-        stored = load_summaries(cache_dir, host_suffixes)
+        stored = load_summaries(cache_dir, options)
         stale = [(path, stamp) for path, stamp in stamps.items() if (stored.get(path) or [])[:2] != stamp]
+        summaries: list[FileSummary] = []
+        for path in stamps:
+            entry = stored.get(path)
+            if entry is None or entry[:2] != stamps[path] or entry[2] is None:
+                continue
+            try:
+                summaries.append(decode_summary(entry[2]))
+            except (ValueError, TypeError, KeyError):  # a damaged index file: read the module again
+                stale.append((path, stamps[path]))
         if stale:
-            stored.update(summarize_files(stale, host_suffixes, jobs))
+            fresh = summarize_files(stale, options, jobs)
+            stored.update(fresh)
+            summaries.extend(decode_summary(entry[2]) for _, entry in fresh if entry[2] is not None)
             if cache_dir is not None:
-                save_summaries(cache_dir, host_suffixes, stored)
-        return cls(decode_summary(entry[2]) for path in stamps if (entry := stored.get(path)) and entry[2] is not None)
+                save_summaries(cache_dir, options, stored)
+        return cls(summaries)
 
     def resolve(self, qualified: str, depth: int = 0) -> tuple[str, str] | None:
         """(module, function) that ``pkg.mod.fn`` names, through re-exports (``from .impl import fn``)."""
@@ -97,7 +118,8 @@ class ProjectIndex:
     def function(self, found: tuple[str, str]) -> FunctionSummary | None:
         return self._functions.get(found[0], {}).get(found[1])
 
-    def facts_for(self, module: str) -> LinkedFacts:
+    def facts_for(self, module: str, attributes_read: frozenset[str] = frozenset()) -> LinkedFacts:
+        """``attributes_read``: the attribute names the module reads (only those facts travel)."""
         summary = self.modules.get(module)
         if summary is None:
             return LinkedFacts()
@@ -110,7 +132,11 @@ class ProjectIndex:
                 outside.append((key, None))
             elif calls:
                 outside.append((key, calls))
-        return LinkedFacts(tuple(sorted(self._imported_returns(summary).items())), tuple(outside))
+        return LinkedFacts(
+            tuple(sorted(self._imported_returns(summary).items())),
+            tuple(outside),
+            tuple(sorted(self.host_attributes & attributes_read)),
+        )
 
     def _imported_returns(self, summary: FileSummary) -> dict[str, str]:
         found: dict[str, str | None] = {}
@@ -150,7 +176,7 @@ class ProjectIndex:
 
 
 def linked_facts(
-    files: Iterable[Path], host_suffixes: tuple[str, ...], cache_dir: Path | None = None, jobs: int | None = None
+    files: Iterable[Path], options: SummaryOptions, cache_dir: Path | None = None, jobs: int | None = None
 ) -> dict[str, LinkedFacts]:
     """Each ``.py`` file's facts from the rest of its project, by the path as given.
 
@@ -159,13 +185,28 @@ def linked_facts(
     """
     named = [path for path in files if path.suffix in (".py", ".pyi")]
     stamps = file_stamps(project_files(named))
-    fingerprint = stamps_fingerprint(stamps, host_suffixes)
+    fingerprint = stamps_fingerprint(stamps, options)
     remembered = load_facts(cache_dir, fingerprint)
     wanted = [str(path) for path in named]
     if all(path in remembered for path in wanted):
         return {path: remembered[path] for path in wanted}
-    index = ProjectIndex.build(stamps, host_suffixes, cache_dir, jobs)
-    found = {str(path): index.facts_for(module_name(path)[0]) for path in named}
+    index = ProjectIndex.build(stamps, options, cache_dir, jobs)
+    found = {str(path): index.facts_for(module_name(path)[0], _attributes_read(path)) for path in named}
     if cache_dir is not None:
         save_facts(cache_dir, fingerprint, {**remembered, **found})
     return found
+
+
+_ATTRIBUTE = re.compile(rb"\.\s*([A-Za-z_]\w*)")
+
+
+def _attributes_read(path: Path) -> frozenset[str]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return frozenset()
+    return frozenset(name.decode() for name in _ATTRIBUTE.findall(data))
+
+
+def summary_options(settings: Settings) -> SummaryOptions:
+    return SummaryOptions(settings.host_suffixes, settings.model_init_modules)

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from syncllint.project.facts import LinkedFacts, module_name
-from syncllint.project.summary import summarize
+from syncllint.project.summary import SummaryOptions, summarize
 from syncllint.project.wire import decode_call, encode_call, encode_summary
 
-_SUMMARIES = "project-summaries-v1"
-_FACTS = "project-facts-v1.json"
+_SUMMARIES = "project-summaries-v2"
+_FACTS = "project-facts-v2.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -38,26 +38,26 @@ def file_stamps(paths: Iterable[Path]) -> dict[str, list[int]]:
     return stamps
 
 
-def stamps_fingerprint(stamps: dict[str, list[int]], host_suffixes: tuple[str, ...]) -> str:
-    digest = hashlib.blake2b(repr((_SUMMARIES, host_suffixes)).encode(), digest_size=16)
+def stamps_fingerprint(stamps: dict[str, list[int]], options: SummaryOptions) -> str:
+    digest = hashlib.blake2b(repr((_SUMMARIES, options)).encode(), digest_size=16)
     for path in sorted(stamps):
         digest.update(f"{path}\0{stamps[path][0]}\0{stamps[path][1]}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
-def summarize_files(stale: list[tuple[str, list[int]]], host_suffixes: tuple[str, ...], jobs: int | None) -> list[tuple[str, Entry]]:
+def summarize_files(stale: list[tuple[str, list[int]]], options: SummaryOptions, jobs: int | None) -> list[tuple[str, Entry]]:
     workers = max(1, jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
     if workers == 1 or len(stale) < _POOL_MIN_FILES:
-        return _summarize_chunk((stale, host_suffixes))
+        return _summarize_chunk((stale, options))
     from concurrent.futures import ProcessPoolExecutor
 
-    chunks = [(stale[i : i + 64], host_suffixes) for i in range(0, len(stale), 64)]
+    chunks = [(stale[i : i + 64], options) for i in range(0, len(stale), 64)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return [entry for part in pool.map(_summarize_chunk, chunks) for entry in part]
 
 
-def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], tuple[str, ...]]) -> list[tuple[str, Entry]]:
-    stale, host_suffixes = args
+def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], SummaryOptions]) -> list[tuple[str, Entry]]:
+    stale, options = args
     found: list[tuple[str, Entry]] = []
     collecting = gc.isenabled()
     gc.disable()  # many small objects that all live on: the collector would rescan them for nothing
@@ -68,7 +68,7 @@ def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], tuple[str, ...]]) 
             except OSError:
                 continue
             module, is_package = module_name(Path(path))
-            summary = summarize(source, module, is_package, host_suffixes)
+            summary = summarize(source, module, is_package, options, path)
             found.append((path, [*stamp, encode_summary(summary.exported()) if summary else None]))
     finally:
         if collecting:
@@ -76,13 +76,13 @@ def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], tuple[str, ...]]) 
     return found
 
 
-def load_summaries(cache_dir: Path | None, host_suffixes: tuple[str, ...]) -> dict[str, Entry]:
-    loaded = _read(cache_dir / _summaries_name(host_suffixes)) if cache_dir is not None else None
+def load_summaries(cache_dir: Path | None, options: SummaryOptions) -> dict[str, Entry]:
+    loaded = _read(cache_dir / _summaries_name(options)) if cache_dir is not None else None
     return loaded if isinstance(loaded, dict) else {}
 
 
-def save_summaries(cache_dir: Path, host_suffixes: tuple[str, ...], stored: dict[str, Entry]) -> None:
-    _write(cache_dir / _summaries_name(host_suffixes), stored)
+def save_summaries(cache_dir: Path, options: SummaryOptions, stored: dict[str, Entry]) -> None:
+    _write(cache_dir / _summaries_name(options), stored)
 
 
 def load_facts(cache_dir: Path | None, fingerprint: str) -> dict[str, LinkedFacts]:
@@ -104,19 +104,21 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
     return [
         [list(pair) for pair in facts.returns],
         [[key, None if calls is None else [encode_call(c) for c in calls]] for key, calls in facts.outside_calls],
+        list(facts.host_attributes),
     ]
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside = value
+    returns, outside, attributes = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
+        tuple(attributes),
     )
 
 
-def _summaries_name(host_suffixes: tuple[str, ...]) -> str:
-    return f"{_SUMMARIES}-{hashlib.blake2b(repr(host_suffixes).encode(), digest_size=6).hexdigest()}.json"
+def _summaries_name(options: SummaryOptions) -> str:
+    return f"{_SUMMARIES}-{hashlib.blake2b(repr(options).encode(), digest_size=6).hexdigest()}.json"
 
 
 def _read(path: Path) -> Any:

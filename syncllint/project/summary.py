@@ -11,6 +11,7 @@ host read, and ``rebalance(load.cpu())`` in ``eplb_state.py`` makes ``load.cpu()
 from __future__ import annotations
 
 import ast
+import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -20,6 +21,7 @@ from syncllint.analysis.conventions import factories_build_on_host
 HOST = "host"
 DEVICE = "device"
 NONE = "none"  # a parameter every call leaves ``None``
+UNKNOWN_PLACE = "?"
 
 # What an argument (or a parameter's default) shows: the rules of ``_Reader.argument``.
 NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2
@@ -62,6 +64,9 @@ class FileSummary:
     bases: tuple[tuple[str, tuple[str, ...]], ...]  # class -> qualified base names
     calls: tuple[CallSummary, ...]
     escaped: frozenset[str]  # qualified names of imported functions used other than by a call
+    # ``self.<name> = value`` in the module's methods: name -> HOST / DEVICE, or UNKNOWN_PLACE when
+    # one assignment does not show (``None`` says nothing).
+    attributes: tuple[tuple[str, str], ...] = ()
 
     def exported(self) -> FileSummary:
         """What other modules need: the calls into them, the module's functions by name and where
@@ -78,14 +83,24 @@ class FileSummary:
         )
 
 
-def summarize(source: str | bytes, module: str, is_package: bool, host_suffixes: tuple[str, ...]) -> FileSummary | None:
+@dataclass(frozen=True)
+class SummaryOptions:
+    """The settings a summary depends on (part of the stored index's name)."""
+
+    host_suffixes: tuple[str, ...] = ("_cpu", "_np", "_host")
+    # Where models are built under the target device: a factory without ``device=`` shows nothing.
+    model_init_modules: tuple[str, ...] = ()
+
+
+def summarize(source: str | bytes, module: str, is_package: bool, options: SummaryOptions, path: str = "") -> FileSummary | None:
     """The module's summary, or None when it does not parse."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-    reader = _Reader(module, is_package, host_suffixes, factories_build_on_host(text))
+    builds_on_device = any(fnmatch.fnmatch(path, pattern) for pattern in options.model_init_modules)
+    reader = _Reader(module, is_package, options.host_suffixes, factories_build_on_host(text) and not builds_on_device)
     reader.read(tree)
     return FileSummary(
         module,
@@ -94,6 +109,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, host_suffixes:
         tuple(reader.bases.items()),
         tuple(reader.calls),
         frozenset(reader.escaped),
+        tuple(sorted(reader.attributes.items())),
     )
 
 
@@ -108,6 +124,7 @@ class _Reader:
         self.bases: dict[str, tuple[str, ...]] = {}
         self.calls: list[CallSummary] = []
         self.escaped: set[str] = set()
+        self.attributes: dict[str, str] = {}
         self._own: set[str] = set()
 
     def read(self, tree: ast.Module) -> None:
@@ -128,12 +145,30 @@ class _Reader:
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
                 self._call(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                self._note_attribute(node)
             elif id(node) in called or not isinstance(node, (ast.Name, ast.Attribute)):
                 continue
             elif _head(node) in imported and isinstance(node.ctx, ast.Load):
                 target = self.qualify(node)  # a project function passed on, not called
                 if target is not None:
                     self.escaped.add(target)
+
+    def _note_attribute(self, node: ast.Assign | ast.AnnAssign) -> None:
+        """``self.num_tokens = np.zeros(n)``: what the object's attribute holds, as far as shown."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is None or isinstance(node.value, ast.Constant) and node.value.value is None:
+            return
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                place = self.attribute_place(node.value)
+                known = self.attributes.get(target.attr, place)
+                self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
+
+    def attribute_place(self, value: ast.expr) -> str:
+        if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
+            return HOST  # ``np.zeros(n)``: host memory
+        return self.place_of(value, {}) or UNKNOWN_PLACE
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):

@@ -15,11 +15,12 @@ def encode_summary(summary: FileSummary) -> list[Any]:
         [[name, list(bases)] for name, bases in summary.bases],
         [encode_call(c) for c in summary.calls],
         sorted(summary.escaped),
+        [list(pair) for pair in summary.attributes],
     ]
 
 
 def decode_summary(value: list[Any]) -> FileSummary:
-    module, aliases, functions, bases, calls, escaped = value
+    module, aliases, functions, bases, calls, escaped, attributes = value
     return FileSummary(
         module,
         tuple((local, qualified) for local, qualified in aliases),
@@ -30,6 +31,7 @@ def decode_summary(value: list[Any]) -> FileSummary:
         tuple((name, tuple(names)) for name, names in bases),
         tuple(decode_call(call) for call in calls),
         frozenset(escaped),
+        tuple((name, place) for name, place in attributes),
     )
 
 
