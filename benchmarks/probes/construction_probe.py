@@ -3,7 +3,6 @@
 Same method as conversions_probe.py (debug-mode warnings + host ms behind a ~100 ms sleep kernel).
 Writes construction_truth.json to $OUT (or the current folder).
 """
-import json
 import os
 import sys
 
@@ -35,14 +34,7 @@ SNIPPETS = {
 
 
 def main():
-    probe.setup = setup
-    rows = [probe.run_one(k, v) for k, v in SNIPPETS.items()]
-    info = dict(torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(), rows=rows)
-    with open(os.path.join(os.environ.get("OUT", "."), "construction_truth.json"), "w") as f:
-        json.dump(info, f, indent=1)
-    for r in rows:
-        print(f"{r['name']:32s} " + (f"ERROR {r['error']}" if "error" in r else f"syncs={r['syncs']:<3} blocked_ms={r['blocked_ms']}"))
-    print(info["torch"], info["cuda"], info["gpu"])
+    probe.run_all(SNIPPETS, setup, "construction_truth.json")
 
 
 if __name__ == "__main__":

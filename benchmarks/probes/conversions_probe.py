@@ -132,21 +132,28 @@ def run_one(name, code):
     return dict(name=name, code=code, syncs=len(msgs), blocked_ms=round(best, 3))
 
 
-def main():
+def run_all(snippets, setup_fn, filename):
+    """Measure every snippet with ``setup_fn`` building its names; write ``filename`` to $OUT."""
+    global setup
+    setup = setup_fn  # run_one calls the module-level setup for each snippet
     out = os.environ.get("OUT", ".")
     setup()
     torch.cuda.set_sync_debug_mode("warn")
     torch.cuda.set_sync_debug_mode("default")
-    rows = [run_one(k, v) for k, v in SNIPPETS.items()]
+    rows = [run_one(k, v) for k, v in snippets.items()]
     info = dict(torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(), rows=rows)
-    with open(os.path.join(out, "conversions_truth.json"), "w") as f:
+    with open(os.path.join(out, filename), "w") as f:
         json.dump(info, f, indent=1)
     for r in rows:
         if "error" in r:
-            print(f"{r['name']:28s} ERROR {r['error']}")
+            print(f"{r['name']:32s} ERROR {r['error']}")
         else:
-            print(f"{r['name']:28s} syncs={r['syncs']:<3} blocked_ms={r['blocked_ms']}")
+            print(f"{r['name']:32s} syncs={r['syncs']:<3} blocked_ms={r['blocked_ms']}")
     print(info["torch"], info["cuda"], info["gpu"])
+
+
+def main():
+    run_all(SNIPPETS, setup, "conversions_truth.json")
 
 
 if __name__ == "__main__":

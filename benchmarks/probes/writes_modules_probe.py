@@ -3,7 +3,6 @@
 Same method as conversions_probe.py (debug-mode warnings + host ms behind a ~100 ms sleep kernel),
 which it reuses. Writes writes_modules_truth.json to $OUT (or the current folder).
 """
-import json
 import os
 import sys
 
@@ -52,14 +51,7 @@ SNIPPETS = {
 
 
 def main():
-    probe.setup = setup  # run_one calls the module-level setup for each snippet
-    rows = [probe.run_one(k, v) for k, v in SNIPPETS.items()]
-    info = dict(torch=torch.__version__, cuda=torch.version.cuda, gpu=torch.cuda.get_device_name(), rows=rows)
-    with open(os.path.join(os.environ.get("OUT", "."), "writes_modules_truth.json"), "w") as f:
-        json.dump(info, f, indent=1)
-    for r in rows:
-        print(f"{r['name']:28s} " + (f"ERROR {r['error']}" if "error" in r else f"syncs={r['syncs']:<3} blocked_ms={r['blocked_ms']}"))
-    print(info["torch"], info["cuda"], info["gpu"])
+    probe.run_all(SNIPPETS, setup, "writes_modules_truth.json")
 
 
 if __name__ == "__main__":
