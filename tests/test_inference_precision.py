@@ -245,3 +245,14 @@ def test_what_a_cpu_map_location_loads_stays_on_the_host_through_its_methods() -
         "    return state.get('w').item()\n"
     )
     assert _codes(body) == []
+
+
+def test_comparing_with_a_class_or_moving_to_meta_reads_no_tensor() -> None:
+    body = (
+        "def make(kind: torch.nn.Parameter, m: torch.nn.Module, x: torch.Tensor):\n"
+        "    if kind == PerTensorScaleParameter:\n"
+        "        m.to('meta')\n"
+        "    if x == 0:\n"
+        "        return x.to('cpu')\n"
+    )
+    assert _codes(body) == ["SYNC502", "SYNC103"]

@@ -17,7 +17,7 @@ from syncllint.analysis.annotations import annotation_value
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
-from syncllint.analysis.naming import NamingConventions
+from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
@@ -266,6 +266,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             operands = [self.infer(node.left)] + [self.infer(c.comparator) for c in node.comparisons]
             if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
                 return PYTHON_SCALAR
+            if any(names_a_class(c.comparator) for c in node.comparisons) or names_a_class(node.left):
+                return PYTHON_SCALAR  # ``param_type == PerTensorScaleParameter``: a class, not a tensor
             result = combine_operands(operands)
             return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result
         if isinstance(node, cst.IfExp):
@@ -354,3 +356,4 @@ def _builds_instance(expr: cst.BaseExpression) -> bool:
 
 
 __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]
+

@@ -65,3 +65,9 @@ class NamingConventions:
         if isinstance(index, cst.Index):
             index = index.value
         return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
+
+
+def names_a_class(expr: cst.BaseExpression) -> bool:
+    """``PerTensorScaleParameter`` / ``nn.Linear``: a CamelCase name (constants are ALL_CAPS)."""
+    leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    return leaf[:1].isupper() and any(c.islower() for c in leaf) and "_" not in leaf

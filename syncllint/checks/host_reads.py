@@ -106,7 +106,7 @@ class CopyToHost(Rule):
             if _method_call(node, "to") is None:
                 return
             target = keyword(node, "device") or positional(node, 0)
-            if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU:
+            if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU or _is_meta(target):
                 return
             what = "`.to(\"cpu\")`"
         else:
@@ -185,3 +185,8 @@ class NumpyOfDeviceTensor(Rule):
 
 
 RULES = (ItemOnTensor, TolistOnTensor, CopyToHost, NumpyOfDeviceTensor)
+
+
+def _is_meta(target: cst.BaseExpression) -> bool:
+    """``.to("meta")`` drops the data (measured on an H200: no wait), it copies nothing to the host."""
+    return isinstance(target, cst.SimpleString) and target.value.strip("\"'").strip().lower() == "meta"
