@@ -256,3 +256,16 @@ def test_comparing_with_a_class_or_moving_to_meta_reads_no_tensor() -> None:
         "        return x.to('cpu')\n"
     )
     assert _codes(body) == ["SYNC502", "SYNC103"]
+
+
+def test_an_element_of_a_tensor_by_convention_is_one_by_convention() -> None:
+    body = (
+        "class Runner:\n"
+        "    def step(self, req_data, out):\n"
+        "        mirror = self.num_computed_tokens_cpu\n"
+        "        for i in range(3):\n"
+        "            n = req_data.num_computed_tokens[i] + len(out)\n"
+        "            if n == 1:\n"
+        "                out.append(n)\n"
+    )
+    assert _codes(body) == []

@@ -317,7 +317,10 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             return PYTHON_SCALAR
         owner = self.infer(base)
         if owner.is_tensor or owner.place == Place.NUMPY:
-            return Value(owner.place, owner.dtype, rank=self._rank_after_index(owner.rank, node))
+            # An element of a tensor by convention (``num_computed_tokens[i]`` beside a ``*_cpu``
+            # mirror) is no more surely a tensor than its container.
+            rank = self._rank_after_index(owner.rank, node)
+            return Value(owner.place, owner.dtype, rank=rank, assumed=owner.assumed)
         return UNKNOWN
 
     def _rank_after_index(self, rank: int | None, node: cst.Subscript) -> int | None:
