@@ -12,11 +12,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncllint.project.places import HOST, HOST_DATA, NOT_HOST
 from syncllint.project.summary import (
-    HOST,
-    HOST_DATA,
     NONE,
-    NOT_HOST,
     CallSummary,
     FileSummary,
     FunctionSummary,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from syncllint.config import Settings
 from syncllint.project.facts import LinkedFacts, module_name, note_place, package_root
+from syncllint.project.places import HOST
 from syncllint.project.store import (
     file_stamps,
     load_facts,
@@ -25,7 +26,6 @@ from syncllint.project.store import (
     summarize_files,
 )
 from syncllint.project.summary import (
-    HOST,
     CallSummary,
     FileSummary,
     FunctionSummary,

@@ -15,25 +15,13 @@ import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from syncllint.analysis import torch_api as api
 from syncllint.analysis.conventions import factories_build_on_host
-
-HOST = "host"
-DEVICE = "device"
-NONE = "none"  # a parameter every call leaves ``None``
-UNKNOWN_PLACE = "?"
-
-# What an argument (or a parameter's default) shows: the rules of ``_Reader.argument``.
-NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2
-
-# Methods that keep the place of their receiver: look through them to the move before.
-_SAME_PLACE = frozenset(
-    "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
-    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
+from syncllint.project.places import (
+    UNKNOWN_PLACE,
+    PlaceReader,
 )
-_HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
-_HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
 
+NONE = "none"  # a parameter every call leaves ``None``
 
 @dataclass(frozen=True)
 class FunctionSummary:
@@ -117,8 +105,7 @@ class _Reader:
     def __init__(self, module: str, is_package: bool, suffixes: tuple[str, ...], factories_on_host: bool) -> None:
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
-        self.suffixes = suffixes
-        self.factories_on_host = factories_on_host
+        self.places = PlaceReader(self.qualify, suffixes, factories_on_host)
         self.aliases: dict[str, str] = {}
         self.functions: dict[str, FunctionSummary] = {}
         self.bases: dict[str, tuple[str, ...]] = {}
@@ -161,14 +148,9 @@ class _Reader:
             return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                place = self.attribute_place(node.value)
+                place = self.places.attribute_place(node.value)
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
-
-    def attribute_place(self, value: ast.expr) -> str:
-        if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
-            return HOST  # ``np.zeros(n)``: host memory
-        return self.place_of(value, {}) or UNKNOWN_PLACE
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -216,81 +198,11 @@ class _Reader:
         self.calls.append(
             CallSummary(
                 target,
-                tuple(self.argument(a) for a in call.args),
-                tuple((k.arg, self.argument(k.value)) for k in call.keywords if k.arg is not None),
+                tuple(self.places.argument(a) for a in call.args),
+                tuple((k.arg, self.places.argument(k.value)) for k in call.keywords if k.arg is not None),
                 star,
             )
         )
-
-    def argument(self, expr: ast.expr) -> int:
-        """NO_VALUE for ``None`` (it says nothing of the data the parameter gets otherwise), else
-        whether the expression shows host data."""
-        if isinstance(expr, ast.Constant) and expr.value is None:
-            return NO_VALUE
-        return HOST_DATA if self.shows_host(expr) else NOT_HOST
-
-    def shows_host(self, expr: ast.expr) -> bool:
-        """The expression is host data on its face: a literal, a ``*_cpu`` name, a ``.cpu()`` result,
-        a torch factory without ``device=`` (where that builds on the host), a numpy call."""
-        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host.
-            return not expr.value.lower().startswith(api.ACCELERATOR_PREFIXES)
-        if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
-            return True
-        if isinstance(expr, (ast.Name, ast.Attribute)):
-            leaf = expr.id if isinstance(expr, ast.Name) else expr.attr
-            return leaf.endswith(self.suffixes) or "_cpu_" in leaf
-        if isinstance(expr, ast.Subscript):
-            return self.shows_host(expr.value)
-        if not isinstance(expr, ast.Call):
-            return False
-        if isinstance(expr.func, ast.Attribute):
-            if expr.func.attr in _HOST_METHODS:
-                return True
-            if expr.func.attr == "to" and expr.args:
-                return _string(expr.args[0]) == "cpu"
-        qualified = self.qualify(expr.func) or ""
-        if qualified in api.TORCH_FACTORIES:
-            return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
-        return qualified.startswith("numpy.")
-
-    def place_of(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> str | None:
-        if depth > 3:
-            return None
-        if isinstance(expr, ast.Name) and expr.id in locals_:
-            return self.place_of(locals_[expr.id], locals_, depth + 1)
-        if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
-            places = {self.place_of(e, locals_, depth + 1) for e in expr.elts}
-            return places.pop() if len(places) == 1 else None
-        if isinstance(expr, ast.Call) and self._host_factory(expr):
-            return HOST
-        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-            method = expr.func.attr
-            if method in ("cpu", "numpy", "tolist", "item"):
-                return HOST
-            if method == "cuda":
-                return DEVICE
-            if method == "to" and expr.args and (text := _string(expr.args[0])) is not None:
-                return HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
-            if method not in _SAME_PLACE:
-                if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
-                    return HOST  # torch.load(..., map_location="cpu")
-                return None
-            expr = expr.func.value
-        return None
-
-    def _host_factory(self, call: ast.Call) -> bool:
-        """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
-        qualified = self.qualify(call.func) or ""
-        device = _keyword(call, "device")
-        if qualified in _HOST_LOADERS:
-            return device is None or _string(device) == "cpu"
-        if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
-            return False
-        if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: literals only
-            return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant))
-        return True
-
 
 def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, reader: _Reader) -> FunctionSummary:
     arguments = node.args
@@ -304,11 +216,11 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, reader
         for s in node.body
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
     }
-    places = {reader.place_of(expr, locals_) for expr in _returned(node.body)}
+    places = {reader.places.place_of(expr, locals_) for expr in _returned(node.body)}
     return FunctionSummary(
         tuple(positional),
         tuple(a.arg for a in arguments.kwonlyargs),
-        tuple((name, reader.argument(default)) for name, default in defaults.items()),
+        tuple((name, reader.places.argument(default)) for name, default in defaults.items()),
         places.pop() if len(places) == 1 else None,
         method,
     )
@@ -373,9 +285,3 @@ def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
-def _string(expr: ast.expr | None) -> str | None:
-    return expr.value.lower() if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None

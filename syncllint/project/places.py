@@ -1,0 +1,119 @@
+"""Where an expression's data lives, read from its spelling with ``ast`` (the project index's rules).
+
+Only what the code spells out counts: ``.cpu()`` / ``.numpy()`` results, ``*_cpu`` names, literals,
+torch factories without ``device=`` where the module builds on the host, numpy calls,
+``torch.load(..., map_location="cpu")`` and safetensors' loaders.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from syncllint.analysis import torch_api as api
+
+HOST = "host"
+DEVICE = "device"
+UNKNOWN_PLACE = "?"
+# What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
+NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2
+
+# Methods that keep the place of their receiver: look through them to the move before.
+_SAME_PLACE = frozenset(
+    "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
+    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
+)
+_HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
+_HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
+
+
+
+class PlaceReader:
+    """The place rules, over a module's imports (``qualify``) and conventions."""
+
+    def __init__(self, qualify: Callable[[ast.expr], str | None], suffixes: tuple[str, ...], factories_on_host: bool) -> None:
+        self.qualify = qualify
+        self.suffixes = suffixes
+        self.factories_on_host = factories_on_host
+
+    def attribute_place(self, value: ast.expr) -> str:
+        if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
+            return HOST  # ``np.zeros(n)``: host memory
+        return self.place_of(value, {}) or UNKNOWN_PLACE
+
+    def argument(self, expr: ast.expr) -> int:
+        """NO_VALUE for ``None`` (it says nothing of the data the parameter gets otherwise), else
+        whether the expression shows host data."""
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return NO_VALUE
+        return HOST_DATA if self.shows_host(expr) else NOT_HOST
+
+    def shows_host(self, expr: ast.expr) -> bool:
+        """The expression is host data on its face: a literal, a ``*_cpu`` name, a ``.cpu()`` result,
+        a torch factory without ``device=`` (where that builds on the host), a numpy call."""
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host.
+            return not expr.value.lower().startswith(api.ACCELERATOR_PREFIXES)
+        if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
+            return True
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            leaf = expr.id if isinstance(expr, ast.Name) else expr.attr
+            return leaf.endswith(self.suffixes) or "_cpu_" in leaf
+        if isinstance(expr, ast.Subscript):
+            return self.shows_host(expr.value)
+        if not isinstance(expr, ast.Call):
+            return False
+        if isinstance(expr.func, ast.Attribute):
+            if expr.func.attr in _HOST_METHODS:
+                return True
+            if expr.func.attr == "to" and expr.args:
+                return _string(expr.args[0]) == "cpu"
+        qualified = self.qualify(expr.func) or ""
+        if qualified in api.TORCH_FACTORIES:
+            return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
+        return qualified.startswith("numpy.")
+
+    def place_of(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> str | None:
+        if depth > 3:
+            return None
+        if isinstance(expr, ast.Name) and expr.id in locals_:
+            return self.place_of(locals_[expr.id], locals_, depth + 1)
+        if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
+            places = {self.place_of(e, locals_, depth + 1) for e in expr.elts}
+            return places.pop() if len(places) == 1 else None
+        if isinstance(expr, ast.Call) and self._host_factory(expr):
+            return HOST
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            method = expr.func.attr
+            if method in ("cpu", "numpy", "tolist", "item"):
+                return HOST
+            if method == "cuda":
+                return DEVICE
+            if method == "to" and expr.args and (text := _string(expr.args[0])) is not None:
+                return HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
+            if method not in _SAME_PLACE:
+                if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
+                    return HOST  # torch.load(..., map_location="cpu")
+                return None
+            expr = expr.func.value
+        return None
+
+    def _host_factory(self, call: ast.Call) -> bool:
+        """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
+        qualified = self.qualify(call.func) or ""
+        device = _keyword(call, "device")
+        if qualified in _HOST_LOADERS:
+            return device is None or _string(device) == "cpu"
+        if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
+            return False
+        if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: literals only
+            return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant))
+        return True
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _string(expr: ast.expr | None) -> str | None:
+    return expr.value.lower() if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
