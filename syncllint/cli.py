@@ -152,7 +152,7 @@ def check(
             jobs,
             cache=_run_cache(settings, no_cache, cache_dir),
             progress=_progress(quiet),
-            linked=linked_facts(found.files, summary_options(settings), facts_cache),
+            linked=linked_facts(found.files, summary_options(settings), facts_cache, jobs),
         )
         if output_format == "full":
             for result in results:

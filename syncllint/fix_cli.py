@@ -113,7 +113,7 @@ def run(request: FixRequest, job: Job) -> int:
         # The same settings and project facts a check of these files uses, so a fix acts on what
         # the check reports.
         settings = with_project_facts(job.settings, found.files)
-        linked = linked_facts(found.files, summary_options(settings))
+        linked = linked_facts(found.files, summary_options(settings), jobs=job.jobs)
         results = process_paths(inside, settings, options, job.jobs, linked)
         if outside:  # still linted and reported, never written
             lint_only = FixOptions(fix=False, write=False)
