@@ -120,7 +120,10 @@ def check(
     if fix_request.active:
         if "-" in targets and not use_stdin:
             _fail("`-` (stdin) cannot be mixed with other paths")
-        job = Job(targets, settings, use_stdin, stdin_filename or "-", force_exclude, jobs, output_format, quiet, exit_zero, statistics)
+        job = Job(
+            targets, settings, use_stdin, stdin_filename or "-", force_exclude, jobs, output_format, quiet, exit_zero,
+            statistics, None if no_cache else _cache_root(settings, cache_dir),
+        )
         sys.exit(run_fixes(fix_request, job))
 
     sources: dict[str, str] = {}

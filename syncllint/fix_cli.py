@@ -77,6 +77,7 @@ class Job:
     quiet: bool
     exit_zero: bool
     statistics: bool
+    cache_dir: Path | None = None  # for the project index; None with --no-cache
 
 
 def run(request: FixRequest, job: Job) -> int:
@@ -112,8 +113,8 @@ def run(request: FixRequest, job: Job) -> int:
 
         # The same settings and project facts a check of these files uses, so a fix acts on what
         # the check reports.
-        settings = with_project_facts(job.settings, found.files)
-        linked = linked_facts(found.files, summary_options(settings), jobs=job.jobs)
+        settings = with_project_facts(job.settings, found.files, job.cache_dir)
+        linked = linked_facts(found.files, summary_options(settings), job.cache_dir, job.jobs)
         results = process_paths(inside, settings, options, job.jobs, linked)
         if outside:  # still linted and reported, never written
             lint_only = FixOptions(fix=False, write=False)
