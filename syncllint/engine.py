@@ -209,6 +209,7 @@ def _walk(
     walker.h2d_helper = settings.h2d_helper
     walker.builds_models_on_device = any(fnmatch.fnmatch(path, p) for p in settings.model_init_modules)
     walker.init_only_methods = index.only_called_from_init() if walker.builds_models_on_device else frozenset()
+    walker.checkpoint_weights_on_host = imports.imports_module("vllm") or imports.imports_module("sglang")
     # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
     # called only there runs only there.
     walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()

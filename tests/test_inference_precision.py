@@ -269,3 +269,22 @@ def test_an_element_of_a_tensor_by_convention_is_one_by_convention() -> None:
         "                out.append(n)\n"
     )
     assert _codes(body) == []
+
+
+def test_vllm_checkpoint_weights_arrive_in_host_memory() -> None:
+    source = (
+        "import torch\nfrom vllm.model_executor.model_loader.weight_utils import default_weight_loader\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def load_weights(self, weights):\n"
+        "        for name, loaded_weight in weights:\n"
+        "            if name.endswith('scale'):\n"
+        "                self.scale.fill_(loaded_weight.item())\n"
+        "\n"
+        "    def weight_loader(self, param, loaded_weight):\n"
+        "        param.copy_(loaded_weight.to(param.device))\n"
+    )
+    assert codes(source) == ["SYNC202"]
+    # Without vLLM or sglang nothing says where the weights are.
+    assert codes(source.replace("from vllm.model_executor.model_loader.weight_utils import default_weight_loader\n", "")) == [
+        "SYNC101"
+    ]
