@@ -243,3 +243,39 @@ def test_factories_in_model_folders_are_no_host_evidence(tmp_path: Path) -> None
     files = {"vllm/__init__.py": "", "vllm/model_executor/__init__.py": "", "vllm/model_executor/models/__init__.py": "",
              "vllm/model_executor/models/table.py": layer, "vllm/user.py": user}
     assert findings(tmp_path, files, "vllm/user.py") == [("SYNC101", 4)]
+
+
+def test_a_caller_local_assigned_host_data_is_host_data(tmp_path: Path) -> None:
+    plan = """
+    import torch
+
+    def _plan(qo_lens: torch.Tensor, kv_lens: torch.Tensor, heads: int):
+        return qo_lens.tolist(), kv_lens.tolist()
+    """
+    caller = """
+    import torch
+    from pkg.plan import _plan
+
+    def build(meta, seq_lens: torch.Tensor, lo, hi):
+        kv_cpu = seq_lens.cpu().to(torch.int32)
+        side_kv = kv_cpu[lo:hi]
+        side_qo = (meta.query_start_loc_cpu[1:] - meta.query_start_loc_cpu[:-1]).to(torch.int32)
+        return _plan(side_qo, side_kv, 8)
+    """
+    # ``side_kv`` and ``side_qo`` are host data; the caller's own ``seq_lens.cpu()`` is its finding.
+    assert findings(tmp_path, package(plan=plan, caller=caller), "pkg/plan.py") == []
+    assert findings(tmp_path, {}, "pkg/caller.py") == [("SYNC103", 6)]
+
+
+def test_behind_star_arguments_only_explicit_ones_count(tmp_path: Path) -> None:
+    plan = """
+    import torch
+
+    def _plan(qo_lens: torch.Tensor, kv_lens: torch.Tensor, offset=None):
+        return qo_lens.tolist(), kv_lens.tolist()
+
+    def plan(qo_lens, *args, **kwargs):
+        return _plan(qo_lens.cpu(), *args, **kwargs)
+    """
+    # ``qo_lens`` is given before the star (host data); ``kv_lens`` hides behind it.
+    assert findings(tmp_path, package(plan=plan), "pkg/plan.py") == [("SYNC102", 5), ("SYNC103", 8)]

@@ -116,7 +116,7 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
     """Parameter -> ``HOST`` where every call fills it with host data, ``NONE`` where every call
     leaves it ``None`` (code that uses it as a tensor does not run for these callers). A ``None``
     beside host data says nothing; nothing is said without a call."""
-    if not calls or any(call.star for call in calls):
+    if not calls:
         return {}
     defaults = dict(function.defaults)
     candidates = set(function.params) | set(function.keyword_only)
@@ -125,7 +125,8 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
         for name in list(candidates):
-            kind = given.get(name, defaults.get(name, NOT_HOST))
+            # Behind ``*args`` / ``**kwargs`` a parameter not given explicitly may get anything.
+            kind = given.get(name, NOT_HOST if call.star else defaults.get(name, NOT_HOST))
             if kind == NOT_HOST:
                 candidates.discard(name)
             elif kind == HOST_DATA:

@@ -41,16 +41,20 @@ class PlaceReader:
             return HOST  # ``np.zeros(n)``: host memory
         return self.place_of(value, {}) or UNKNOWN_PLACE
 
-    def argument(self, expr: ast.expr) -> int:
+    def argument(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None) -> int:
         """NO_VALUE for ``None`` (it says nothing of the data the parameter gets otherwise), else
-        whether the expression shows host data."""
+        whether the expression shows host data (``locals_``: the calling function's assignments)."""
         if isinstance(expr, ast.Constant) and expr.value is None:
             return NO_VALUE
-        return HOST_DATA if self.shows_host(expr) else NOT_HOST
+        return HOST_DATA if self.shows_host(expr, locals_ or {}) else NOT_HOST
 
-    def shows_host(self, expr: ast.expr) -> bool:
+    def shows_host(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None, depth: int = 0) -> bool:
         """The expression is host data on its face: a literal, a ``*_cpu`` name, a ``.cpu()`` result,
-        a torch factory without ``device=`` (where that builds on the host), a numpy call."""
+        a torch factory without ``device=`` (where that builds on the host), a numpy call, or a local
+        assigned one of those (``side_kv = kv_lens_cpu[lo:hi]``)."""
+        if depth > 3:  # names followed through the caller's locals: no further
+            return False
+        locals_ = locals_ or {}
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host.
             return not expr.value.lower().startswith(api.ACCELERATOR_PREFIXES)
@@ -58,16 +62,29 @@ class PlaceReader:
             return True
         if isinstance(expr, (ast.Name, ast.Attribute)):
             leaf = expr.id if isinstance(expr, ast.Name) else expr.attr
-            return leaf.endswith(self.suffixes) or "_cpu_" in leaf
+            if leaf.endswith(self.suffixes) or "_cpu_" in leaf:
+                return True
+            return isinstance(expr, ast.Name) and expr.id in locals_ and self.shows_host(locals_[expr.id], locals_, depth + 1)
         if isinstance(expr, ast.Subscript):
-            return self.shows_host(expr.value)
+            return self.shows_host(expr.value, locals_, depth)
+        if isinstance(expr, ast.BinOp):  # ``side_kv_cpu - side_qo_cpu``: arithmetic stays where it is
+            return self.shows_host(expr.left, locals_, depth) and self.shows_host(expr.right, locals_, depth)
+        if isinstance(expr, ast.UnaryOp):
+            return self.shows_host(expr.operand, locals_, depth)
         if not isinstance(expr, ast.Call):
             return False
         if isinstance(expr.func, ast.Attribute):
-            if expr.func.attr in _HOST_METHODS:
+            method = expr.func.attr
+            if method in _HOST_METHODS:
                 return True
-            if expr.func.attr == "to" and expr.args:
-                return _string(expr.args[0]) == "cpu"
+            if method == "to" and expr.args:
+                if (text := _string(expr.args[0])) is not None:
+                    return text == "cpu"
+                if not (self.qualify(expr.args[0]) or "").startswith("torch.") or _keyword(expr, "device") is not None:
+                    return False  # ``.to(device)``: wherever ``device`` is
+                return self.shows_host(expr.func.value, locals_, depth)  # ``.to(torch.int32)``
+            if method in _SAME_PLACE:
+                return self.shows_host(expr.func.value, locals_, depth)
         qualified = self.qualify(expr.func) or ""
         if qualified in api.TORCH_FACTORIES:
             return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)

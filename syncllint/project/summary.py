@@ -41,7 +41,7 @@ class CallSummary:
     target: str  # ``pkg.mod.fn`` (resolved through the imports), ``fn`` (this module) or ``self.fn``
     positional: tuple[int, ...]  # NOT_HOST / HOST_DATA / NO_VALUE per argument
     keywords: tuple[tuple[str, int], ...]
-    star: bool  # ``*args`` / ``**kwargs``: which parameter gets what is hidden
+    star: bool  # ``*args`` / ``**kwargs``: the parameters not given before it or by name are hidden
 
 
 @dataclass(frozen=True)
@@ -127,13 +127,17 @@ class _Reader:
                     if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions[f"{statement.name}.{member.name}"] = _function(member, True, self)
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
+        top_level = {id(statement) for statement in _top_level(tree.body)}
         called: set[int] = set()
-        for node in _nodes(tree):  # parents come before their children: a call before its callee
+        for node, locals_ in _nodes(tree):  # parents come before their children: a call before its callee
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
-                self._call(node)
+                self._call(node, locals_)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._note_attribute(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top_level:
+                self._import(node)  # ``from .api import plan`` inside the function that calls it
+                imported.update(local for local, q in self.aliases.items() if self._in_project(q))
             elif id(node) in called or not isinstance(node, (ast.Name, ast.Attribute)):
                 continue
             elif _head(node) in imported and isinstance(node.ctx, ast.Load):
@@ -186,7 +190,7 @@ class _Reader:
         """Under this module's top-level package: the calls and uses other modules may ask about."""
         return "." in qualified and qualified.split(".", 1)[0] == self.module.split(".", 1)[0]
 
-    def _call(self, call: ast.Call) -> None:
+    def _call(self, call: ast.Call, locals_: dict[str, ast.expr]) -> None:
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             target: str | None = "self." + func.attr
@@ -195,11 +199,13 @@ class _Reader:
         if target is None or not (target.startswith("self.") or self._in_project(target)):
             return
         star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+        # Arguments after a ``*args`` land on positions nobody can tell: only those before count.
+        before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
         self.calls.append(
             CallSummary(
                 target,
-                tuple(self.places.argument(a) for a in call.args),
-                tuple((k.arg, self.places.argument(k.value)) for k in call.keywords if k.arg is not None),
+                tuple(self.places.argument(a, locals_) for a in before_star),
+                tuple((k.arg, self.places.argument(k.value, locals_)) for k in call.keywords if k.arg is not None),
                 star,
             )
         )
@@ -246,18 +252,45 @@ def _returned(body: list[ast.stmt]) -> list[ast.expr]:
     return found
 
 
-def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node, each before its children (cheaper than ``ast.walk``, which is a fifth of a parse)."""
-    pending = [tree]
+def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
+    """Every node in source order, each before its children (cheaper than ``ast.walk``): a
+    function's ``from x import f`` comes before its ``f(...)``. With each node, the simple
+    assignments of the function it is in (``name = expr``, names assigned once)."""
+    pending: list[tuple[ast.AST, dict[str, ast.expr]]] = [(tree, {})]
     while pending:
-        node = pending.pop()
-        yield node
+        node, locals_ = pending.pop()
+        yield node, locals_
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            locals_ = _assigned_once(node.body)
+        children: list[ast.AST] = []
         for field in node._fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
-                pending.extend(item for item in value if isinstance(item, ast.AST))
+                children.extend(item for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
-                pending.append(value)
+                children.append(value)
+        pending.extend((child, locals_) for child in reversed(children))
+
+
+def _assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """``name = expr`` statements of a function (nested blocks included, nested defs not), for the
+    names assigned exactly once."""
+    found: dict[str, ast.expr] = {}
+    twice: set[str] = set()
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            name = statement.targets[0].id
+            if name in found:
+                twice.add(name)
+            found[name] = statement.value
+        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(statement, field, None) or ())
+            for handler in getattr(statement, "handlers", None) or ():
+                pending.extend(handler.body)
+    return {name: value for name, value in found.items() if name not in twice}
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:
