@@ -279,3 +279,26 @@ def test_behind_star_arguments_only_explicit_ones_count(tmp_path: Path) -> None:
     """
     # ``qo_lens`` is given before the star (host data); ``kv_lens`` hides behind it.
     assert findings(tmp_path, package(plan=plan), "pkg/plan.py") == [("SYNC102", 5), ("SYNC103", 8)]
+
+
+def test_a_parameter_every_call_fills_with_device_data(tmp_path: Path) -> None:
+    helper = """
+    import torch
+
+    def _relative_rms(candidate, reference):
+        return float((candidate - reference).pow(2).mean().sqrt())
+
+    def _masked(mask, values, cpu_counts):
+        return torch.where(mask, values, cpu_counts)
+
+    def test_attention():
+        q = torch.randn(4, 8, device="cuda")
+        out = q * 2
+        assert _relative_rms(out, q) < 0.1
+
+    def step(mask, values, counts_cpu, device):
+        return _masked(mask, values, counts_cpu[:4].to(device=device, non_blocking=True))
+    """
+    # Both calls show where their data is: on the device. ``cpu_counts`` is named for the host
+    # but gets a device copy.
+    assert findings(tmp_path, package(helper=helper), "pkg/helper.py") == [("SYNC501", 5)]

@@ -183,15 +183,16 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
     ) -> None:
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
-        ``filled``: what every call in the project passes a parameter (project/facts.py): host data
-        (a host tensor unless the annotation says numpy or Python), or ``None`` (a Python value).
+        ``filled``: what every call in the project passes a parameter (project/facts.py): host or
+        device data (a tensor there unless the annotation says numpy or Python), or ``None``.
         """
         filled = filled or {}
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
             if name in filled and (value is None or value.place is Place.TENSOR):
-                self._scopes[-1].names[name] = HOST_TENSOR if filled[name] is Place.HOST_TENSOR else PYTHON
+                place = filled[name]
+                self._scopes[-1].names[name] = Value(place) if place is not Place.PYTHON else PYTHON
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.

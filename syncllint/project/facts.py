@@ -12,7 +12,14 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from syncllint.project.places import HOST, HOST_DATA, NOT_HOST
+from syncllint.project.places import (
+    DEVICE,
+    DEVICE_DATA,
+    HOST,
+    HOST_DATA,
+    NO_VALUE,
+    NOT_HOST,
+)
 from syncllint.project.summary import (
     NONE,
     CallSummary,
@@ -113,22 +120,26 @@ def note_place(found: dict[str, str | None], key: str, place: str | None) -> Non
 
 
 def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:
-    """Parameter -> ``HOST`` where every call fills it with host data, ``NONE`` where every call
-    leaves it ``None`` (code that uses it as a tensor does not run for these callers). A ``None``
-    beside host data says nothing; nothing is said without a call."""
+    """Parameter -> ``HOST`` / ``DEVICE`` where every call fills it with host / device data, ``NONE``
+    where every call leaves it ``None`` (code that uses it as a tensor does not run for these
+    callers). A ``None`` beside data says nothing; nothing is said without a call."""
     if not calls:
         return {}
     defaults = dict(function.defaults)
-    candidates = set(function.params) | set(function.keyword_only)
-    shown: set[str] = set()
+    seen: dict[str, set[int]] = {name: set() for name in (*function.params, *function.keyword_only)}
     for call in calls:
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
-        for name in list(candidates):
+        for name, kinds in seen.items():
             # Behind ``*args`` / ``**kwargs`` a parameter not given explicitly may get anything.
-            kind = given.get(name, NOT_HOST if call.star else defaults.get(name, NOT_HOST))
-            if kind == NOT_HOST:
-                candidates.discard(name)
-            elif kind == HOST_DATA:
-                shown.add(name)
-    return {name: HOST if name in shown else NONE for name in candidates}
+            kinds.add(given.get(name, NOT_HOST if call.star else defaults.get(name, NOT_HOST)))
+    found: dict[str, str] = {}
+    for name, kinds in seen.items():
+        shown = kinds - {NO_VALUE}
+        if not shown:
+            found[name] = NONE
+        elif shown == {HOST_DATA}:
+            found[name] = HOST
+        elif shown == {DEVICE_DATA}:
+            found[name] = DEVICE
+    return found

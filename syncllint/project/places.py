@@ -16,7 +16,7 @@ HOST = "host"
 DEVICE = "device"
 UNKNOWN_PLACE = "?"
 # What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
-NOT_HOST, HOST_DATA, NO_VALUE = 0, 1, 2
+NOT_HOST, HOST_DATA, NO_VALUE, DEVICE_DATA = 0, 1, 2, 3
 
 # Methods that keep the place of their receiver: look through them to the move before.
 _SAME_PLACE = frozenset(
@@ -24,6 +24,7 @@ _SAME_PLACE = frozenset(
     "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
 )
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
+_DEVICE_SUFFIXES = ("_gpu", "_cuda")
 _HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
 
 
@@ -46,7 +47,43 @@ class PlaceReader:
         whether the expression shows host data (``locals_``: the calling function's assignments)."""
         if isinstance(expr, ast.Constant) and expr.value is None:
             return NO_VALUE
-        return HOST_DATA if self.shows_host(expr, locals_ or {}) else NOT_HOST
+        if self.shows_host(expr, locals_ or {}):
+            return HOST_DATA
+        return DEVICE_DATA if self.shows_device(expr, locals_ or {}) else NOT_HOST
+
+    def shows_device(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> bool:
+        """Device data on its face: ``.cuda()``, ``.to("cuda")``, a factory with ``device="cuda"``,
+        a ``*_gpu`` name, arithmetic with one of those, or a local assigned one
+        (``q = torch.randn(..., device="cuda")`` before ``_check(q)``)."""
+        if depth > 3:
+            return False
+        if isinstance(expr, ast.Name):
+            if expr.id.endswith(_DEVICE_SUFFIXES):
+                return True
+            return expr.id in locals_ and self.shows_device(locals_[expr.id], locals_, depth + 1)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr.endswith(_DEVICE_SUFFIXES)
+        if isinstance(expr, ast.Subscript):
+            return self.shows_device(expr.value, locals_, depth)
+        if isinstance(expr, ast.BinOp):  # broadcasting: a device operand puts the result there
+            return self.shows_device(expr.left, locals_, depth) or self.shows_device(expr.right, locals_, depth)
+        if not isinstance(expr, ast.Call):
+            return False
+        if isinstance(expr.func, ast.Attribute):
+            method = expr.func.attr
+            if method == "cuda":
+                return True
+            if method == "to":
+                target = _keyword(expr, "device") or (expr.args[0] if expr.args else None)
+                if isinstance(target, (ast.Name, ast.Attribute)):
+                    # ``.to(device=self.device, non_blocking=True)``: the runner's device, by name
+                    return (target.id if isinstance(target, ast.Name) else target.attr) == "device"
+                return (_string(target) or "").startswith(api.ACCELERATOR_PREFIXES)
+            if method in _SAME_PLACE:
+                return self.shows_device(expr.func.value, locals_, depth)
+        if (self.qualify(expr.func) or "") in api.TORCH_FACTORIES:
+            return (_string(_keyword(expr, "device")) or "").startswith(api.ACCELERATOR_PREFIXES)
+        return False
 
     def shows_host(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None, depth: int = 0) -> bool:
         """The expression is host data on its face: a literal, a ``*_cpu`` name, a ``.cpu()`` result,

@@ -19,8 +19,8 @@ from syncllint.project.facts import LinkedFacts, module_name
 from syncllint.project.summary import SummaryOptions, summarize
 from syncllint.project.wire import decode_call, encode_call, encode_summary
 
-_SUMMARIES = "project-summaries-v2"
-_FACTS = "project-facts-v2.json"
+_SUMMARIES = "project-summaries-v3"
+_FACTS = "project-facts-v3.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
