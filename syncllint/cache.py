@@ -102,13 +102,13 @@ def default_cache_dir(settings: Settings) -> Path:
 
 def run_fingerprint(settings: Settings) -> str:
     digest = hashlib.blake2b(digest_size=12)
-    for part in (__version__, _source_digest(), _libcst_version(), sys.version.split()[0], repr(settings)):
+    for part in (__version__, source_digest(), _libcst_version(), sys.version.split()[0], repr(settings)):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()
 
 
 @lru_cache(maxsize=1)
-def _source_digest() -> str:
+def source_digest() -> str:
     """A digest of syncllint's own modules: any change to a rule or the engine is a new version."""
     root = Path(__file__).resolve().parent
     digest = hashlib.blake2b(digest_size=16)

@@ -220,15 +220,17 @@ def _walk(
 def _module_facts(
     source: str, path: str, settings: Settings, linked: LinkedFacts
 ) -> tuple[dict[str, Place], dict[str, dict[str, Place]]]:
-    """Where the results of the module's calls live, and what every call passes some parameters: from
-    the module's own text and what the rest of the project says (``linked``)."""
-    module, is_package = module_name(Path(path))
-    own = summarize(source, module, is_package, summary_options(settings), path)
-    if own is None:
-        return {}, {}
-    returns, parameters = combine(own, linked)
-    filled = {key: {name: _PLACES[place] for name, place in params.items()} for key, params in parameters.items()}
-    return {key: _PLACES[place] for key, place in returns.items()}, filled
+    """Where the results of the module's calls live, and what every call passes some parameters: the
+    runner's project index worked them out (``linked.module``), else the module's own text does."""
+    facts = linked.module
+    if facts is None:
+        module, is_package = module_name(Path(path))
+        own = summarize(source, module, is_package, summary_options(settings), path)
+        if own is None:
+            return {}, {}
+        facts = combine(own, linked)
+    filled = {key: {name: _PLACES[place] for name, place in params} for key, params in facts.filled}
+    return {key: _PLACES[place] for key, place in facts.returns}, filled
 
 
 _PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}

@@ -302,3 +302,18 @@ def test_a_parameter_every_call_fills_with_device_data(tmp_path: Path) -> None:
     # Both calls show where their data is: on the device. ``cpu_counts`` is named for the host
     # but gets a device copy.
     assert findings(tmp_path, package(helper=helper), "pkg/helper.py") == [("SYNC501", 5)]
+
+
+def test_the_stored_summaries_belong_to_this_syncllint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from syncllint.project import store
+
+    write(tmp_path, package(loader=LOADER))
+    cache = tmp_path / "cache"
+    paths = sorted(tmp_path.rglob("*.py"))
+    linked_facts(paths, summary_options(SETTINGS), cache)
+    first = {p.name for p in cache.glob("project-summaries-*.json")}
+    # Another syncllint reads modules differently: it neither reuses nor keeps the old reading.
+    monkeypatch.setattr(store, "source_digest", lambda: "another version")
+    linked_facts(paths, summary_options(SETTINGS), cache)
+    second = {p.name for p in cache.glob("project-summaries-*.json")}
+    assert len(first) == len(second) == 1 and first != second

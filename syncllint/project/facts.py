@@ -29,6 +29,16 @@ from syncllint.project.summary import (
 
 
 @dataclass(frozen=True)
+class ModuleFacts:
+    """What the engine uses: where the results of the module's calls live (``fn`` / ``self.fn`` /
+    imported spellings -> HOST or DEVICE) and what every call passes some parameters of its
+    functions (``fn`` -> parameter -> HOST, DEVICE or NONE)."""
+
+    returns: tuple[tuple[str, str], ...] = ()
+    filled: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+
+@dataclass(frozen=True)
 class LinkedFacts:
     """What the rest of the project says about one module: its imported helpers' results and the
     calls other modules make to its functions. The module's own text supplies the rest (``combine``)."""
@@ -42,6 +52,9 @@ class LinkedFacts:
     # Attribute names the module reads that every ``self.<name> = ...`` of the project fills with
     # host data (``input_batch.num_tokens_no_spec``, an ``np.zeros`` in ``InputBatch.__init__``).
     host_attributes: tuple[str, ...] = ()
+    # The module's own facts combined with these (``combine``), when the index had its summary:
+    # the engine then need not read the module with ``ast`` again.
+    module: ModuleFacts | None = None
 
     def digest(self) -> bytes:
         return hashlib.blake2b(repr(self).encode(), digest_size=16).digest()
@@ -78,9 +91,8 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(parts if is_package else (*parts, path.stem)), is_package
 
 
-def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """The module's call results (``fn`` / ``self.fn`` / imported spellings -> place) and what
-    every call in the project passes its functions' parameters (``HOST`` data or ``NONE``)."""
+def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
+    """The module's own summary and what the rest of the project says of it, as the engine uses them."""
     found: dict[str, str | None] = {}
     for key, place in linked.returns:
         note_place(found, key, place)
@@ -110,7 +122,10 @@ def combine(own: FileSummary, linked: LinkedFacts) -> tuple[dict[str, str], dict
     for name, definitions in methods.items():
         if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
             filled["self." + name] = _filled(definitions[0], local_calls.get("self." + name, []))
-    return returns, {key: params for key, params in filled.items() if params}
+    return ModuleFacts(
+        tuple(sorted(returns.items())),
+        tuple(sorted((key, tuple(sorted(params.items()))) for key, params in filled.items() if params)),
+    )
 
 
 def note_place(found: dict[str, str | None], key: str, place: str | None) -> None:

@@ -11,10 +11,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from syncllint.config import Settings
-from syncllint.project.facts import LinkedFacts, module_name, note_place, package_root
+from syncllint.project.facts import (
+    LinkedFacts,
+    combine,
+    module_name,
+    note_place,
+    package_root,
+)
 from syncllint.project.places import HOST
 from syncllint.project.store import (
     file_stamps,
@@ -132,11 +139,12 @@ class ProjectIndex:
                 outside.append((key, None))
             elif calls:
                 outside.append((key, calls))
-        return LinkedFacts(
+        linked = LinkedFacts(
             tuple(sorted(self._imported_returns(summary).items())),
             tuple(outside),
             tuple(sorted(self.host_attributes & attributes_read)),
         )
+        return replace(linked, module=combine(summary, linked))
 
     def _imported_returns(self, summary: FileSummary) -> dict[str, str]:
         found: dict[str, str | None] = {}

@@ -15,12 +15,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from syncllint.project.facts import LinkedFacts, module_name
+from syncllint.cache import source_digest
+from syncllint.project.facts import LinkedFacts, ModuleFacts, module_name
 from syncllint.project.summary import SummaryOptions, summarize
 from syncllint.project.wire import decode_call, encode_call, encode_summary
 
-_SUMMARIES = "project-summaries-v3"
-_FACTS = "project-facts-v3.json"
+# The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
+# a module is read never reuses what an older reading stored.
+_SUMMARIES = "project-summaries-v4"
+_FACTS = "project-facts-v4.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -39,7 +42,7 @@ def file_stamps(paths: Iterable[Path]) -> dict[str, list[int]]:
 
 
 def stamps_fingerprint(stamps: dict[str, list[int]], options: SummaryOptions) -> str:
-    digest = hashlib.blake2b(repr((_SUMMARIES, options)).encode(), digest_size=16)
+    digest = hashlib.blake2b(repr((_SUMMARIES, source_digest(), options)).encode(), digest_size=16)
     for path in sorted(stamps):
         digest.update(f"{path}\0{stamps[path][0]}\0{stamps[path][1]}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
@@ -69,7 +72,7 @@ def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], SummaryOptions]) -
                 continue
             module, is_package = module_name(Path(path))
             summary = summarize(source, module, is_package, options, path)
-            found.append((path, [*stamp, encode_summary(summary.exported()) if summary else None]))
+            found.append((path, [*stamp, encode_summary(summary) if summary else None]))
     finally:
         if collecting:
             gc.enable()
@@ -82,7 +85,11 @@ def load_summaries(cache_dir: Path | None, options: SummaryOptions) -> dict[str,
 
 
 def save_summaries(cache_dir: Path, options: SummaryOptions, stored: dict[str, Entry]) -> None:
-    _write(cache_dir / _summaries_name(options), stored)
+    name = _summaries_name(options)
+    _write(cache_dir / name, stored)
+    for older in cache_dir.glob(_SUMMARIES.rsplit("-", 1)[0] + "-*.json"):
+        if older.name != name:  # an older syncllint's reading (or other settings): a few MB each
+            older.unlink(missing_ok=True)
 
 
 def load_facts(cache_dir: Path | None, fingerprint: str) -> dict[str, LinkedFacts]:
@@ -105,20 +112,28 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
         [list(pair) for pair in facts.returns],
         [[key, None if calls is None else [encode_call(c) for c in calls]] for key, calls in facts.outside_calls],
         list(facts.host_attributes),
+        None if facts.module is None else [
+            [list(pair) for pair in facts.module.returns],
+            [[key, [list(pair) for pair in params]] for key, params in facts.module.filled],
+        ],
     ]
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside, attributes = value
+    returns, outside, attributes, module = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
         tuple(attributes),
+        None if module is None else ModuleFacts(
+            tuple((key, place) for key, place in module[0]),
+            tuple((key, tuple((name, place) for name, place in params)) for key, params in module[1]),
+        ),
     )
 
 
 def _summaries_name(options: SummaryOptions) -> str:
-    return f"{_SUMMARIES}-{hashlib.blake2b(repr(options).encode(), digest_size=6).hexdigest()}.json"
+    return f"{_SUMMARIES}-{hashlib.blake2b(repr((source_digest(), options)).encode(), digest_size=6).hexdigest()}.json"
 
 
 def _read(path: Path) -> Any:
