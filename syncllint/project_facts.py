@@ -10,15 +10,13 @@ With a cache folder, each file's keys are remembered by (mtime, size), so a warm
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from syncllint.analysis.conventions import kept_on_host
 from syncllint.config import Settings
+from syncllint.project.store import read_json, write_json
 
 _INDEX = "kept-on-host-v1.json"
 
@@ -61,21 +59,9 @@ def _neighbour_files(files: Iterable[Path]) -> list[Path]:
 
 
 def _load(cache_dir: Path | None) -> dict[str, list]:  # type: ignore[type-arg]
-    if cache_dir is None:
-        return {}
-    try:
-        loaded = json.loads((cache_dir / _INDEX).read_text())
-    except (OSError, ValueError):
-        return {}
+    loaded = read_json(cache_dir / _INDEX) if cache_dir is not None else None
     return loaded if isinstance(loaded, dict) else {}
 
 
 def _save(cache_dir: Path, index: dict[str, list]) -> None:  # type: ignore[type-arg]
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=cache_dir, suffix=".tmp")
-        with os.fdopen(handle, "w") as out:
-            json.dump(index, out)
-        os.replace(temporary, cache_dir / _INDEX)
-    except OSError:
-        pass  # a read-only cache folder only costs the next run a re-read
+    write_json(cache_dir / _INDEX, index)

@@ -80,13 +80,13 @@ def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], SummaryOptions]) -
 
 
 def load_summaries(cache_dir: Path | None, options: SummaryOptions) -> dict[str, Entry]:
-    loaded = _read(cache_dir / _summaries_name(options)) if cache_dir is not None else None
+    loaded = read_json(cache_dir / _summaries_name(options)) if cache_dir is not None else None
     return loaded if isinstance(loaded, dict) else {}
 
 
 def save_summaries(cache_dir: Path, options: SummaryOptions, stored: dict[str, Entry]) -> None:
     name = _summaries_name(options)
-    _write(cache_dir / name, stored)
+    write_json(cache_dir / name, stored)
     for older in cache_dir.glob(_SUMMARIES.rsplit("-", 1)[0] + "-*.json"):
         if older.name != name:  # an older syncllint's reading (or other settings): a few MB each
             older.unlink(missing_ok=True)
@@ -94,7 +94,7 @@ def save_summaries(cache_dir: Path, options: SummaryOptions, stored: dict[str, E
 
 def load_facts(cache_dir: Path | None, fingerprint: str) -> dict[str, LinkedFacts]:
     """The facts the last run saved, if the project's files are as that run found them."""
-    loaded = _read(cache_dir / _FACTS) if cache_dir is not None else None
+    loaded = read_json(cache_dir / _FACTS) if cache_dir is not None else None
     if not isinstance(loaded, dict) or loaded.get("fingerprint") != fingerprint:
         return {}
     try:
@@ -104,7 +104,7 @@ def load_facts(cache_dir: Path | None, fingerprint: str) -> dict[str, LinkedFact
 
 
 def save_facts(cache_dir: Path, fingerprint: str, facts: dict[str, LinkedFacts]) -> None:
-    _write(cache_dir / _FACTS, {"fingerprint": fingerprint, "facts": {p: _encode_facts(f) for p, f in facts.items()}})
+    write_json(cache_dir / _FACTS, {"fingerprint": fingerprint, "facts": {p: _encode_facts(f) for p, f in facts.items()}})
 
 
 def _encode_facts(facts: LinkedFacts) -> list[Any]:
@@ -136,14 +136,15 @@ def _summaries_name(options: SummaryOptions) -> str:
     return f"{_SUMMARIES}-{hashlib.blake2b(repr((source_digest(), options)).encode(), digest_size=6).hexdigest()}.json"
 
 
-def _read(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``, or None when it is missing or damaged."""
     try:
         return json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
 
 
-def _write(path: Path, value: object) -> None:
+def write_json(path: Path, value: object) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
