@@ -13,6 +13,7 @@ from pathlib import Path
 import libcst as cst
 
 from syncllint.analysis.conventions import (
+    checkpoint_parameters,
     kept_on_host,
     mirrored_names,
 )
@@ -180,6 +181,10 @@ def _walk(
     allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
     returns, filled_parameters = _module_facts(source_text, path, settings, linked)
+    if imports.imports_module("vllm") or imports.imports_module("sglang"):
+        # The framework's loader is the caller: checkpoint weights arrive in host memory.
+        for key, parameter in checkpoint_parameters(index.keyed_defs).items():
+            filled_parameters[key] = {**filled_parameters.get(key, {}), parameter: Place.HOST_TENSOR}
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,
@@ -209,7 +214,6 @@ def _walk(
     walker.h2d_helper = settings.h2d_helper
     walker.builds_models_on_device = any(fnmatch.fnmatch(path, p) for p in settings.model_init_modules)
     walker.init_only_methods = index.only_called_from_init() if walker.builds_models_on_device else frozenset()
-    walker.checkpoint_weights_on_host = imports.imports_module("vllm") or imports.imports_module("sglang")
     # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
     # called only there runs only there.
     walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()

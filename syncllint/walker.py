@@ -95,8 +95,6 @@ class BatchedWalker(cst.CSTVisitor):
         # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
         self.builds_models_on_device = False
         self.init_only_methods: frozenset[str] = frozenset()  # run only while an object is built
-        # vLLM's and sglang's loaders hand ``load_weights`` checkpoint tensors in host memory.
-        self.checkpoint_weights_on_host = False
         self._narrowing = Narrowing(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
@@ -251,8 +249,6 @@ class BatchedWalker(cst.CSTVisitor):
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
         filled = self.inference.filled_parameters.get(("self." if method else "") + name, {})
-        if self.checkpoint_weights_on_host:
-            filled = {**filled, **{p: Place.HOST_TENSOR for f, p in _CHECKPOINT_PARAMETERS if fnmatch.fnmatchcase(name, f)}}
         building = name == "__init__" or name in self.init_only_methods
         if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
@@ -333,8 +329,7 @@ def _ends_flow(suite: cst.BaseSuite) -> bool:
 
 
 _FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
-# vLLM's and sglang's checkpoint loaders: the weights they pass are in host memory.
-_CHECKPOINT_PARAMETERS = (("load_weights", "weights"), ("*weight_loader*", "loaded_weight"))
+
 
 
 def _is_torch_module(node: cst.ClassDef) -> bool:

@@ -6,7 +6,9 @@ device inference uses them per module.
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from collections.abc import Iterable
 
 # ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)`` (or ``image_sizes=...``).
 _KEEP_ON_CPU = re.compile(
@@ -48,3 +50,19 @@ _DEVICE_CONTEXT = re.compile(r"\bwith\s+torch\.device\(")
 def factories_build_on_host(source: str) -> bool:
     """Whether ``torch.zeros(n)`` without ``device=`` builds on the host in this module (no default device)."""
     return "set_default_device" not in source and not _DEVICE_CONTEXT.search(source)
+
+
+# vLLM's and sglang's checkpoint loaders hand these parameters tensors in host memory (the
+# ``load_weights`` of every model and the weight loaders it calls): function pattern, parameter.
+_CHECKPOINT_PARAMETERS = (("load_weights", "weights"), ("*weight_loader*", "loaded_weight"))
+
+
+def checkpoint_parameters(functions: Iterable[str]) -> dict[str, str]:
+    """``fn`` / ``self.fn`` among ``functions`` -> its parameter that receives checkpoint weights."""
+    found: dict[str, str] = {}
+    for key in functions:
+        name = key.rsplit(".", 1)[-1]
+        for pattern, parameter in _CHECKPOINT_PARAMETERS:
+            if fnmatch.fnmatchcase(name, pattern):
+                found[key] = parameter
+    return found
