@@ -18,6 +18,13 @@ from syncllint.analysis.values import (
 _DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
 
 
+_BY_ANNOTATION = (
+    (api.TENSOR_ANNOTATIONS, TENSOR),
+    (api.DEVICE_ANNOTATIONS, DEVICE_TENSOR),
+    (api.NUMPY_ANNOTATIONS, NUMPY),
+)
+
+
 def annotation_value(node: cst.BaseExpression, imports: ImportMap) -> Value | None:
     """What an annotation says a value is (None: nothing useful, e.g. ``Any`` or a class of the project)."""
     # ``Optional[X]`` / ``X | None``: the X decides.
@@ -41,12 +48,9 @@ def annotation_value(node: cst.BaseExpression, imports: ImportMap) -> Value | No
     if qualified is None:
         return None
     name = qualified
-    if name in api.TENSOR_ANNOTATIONS:
-        return TENSOR
-    if name in api.DEVICE_ANNOTATIONS:
-        return DEVICE_TENSOR
-    if name in api.NUMPY_ANNOTATIONS:
-        return NUMPY
+    for names, value in _BY_ANNOTATION:
+        if name in names:
+            return value
     if name in api.PYTHON_ANNOTATIONS:
         return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
     if name.split(".", 1)[0] in _DATAFRAME_MODULES:

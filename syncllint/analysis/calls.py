@@ -75,6 +75,15 @@ def _is_python_scalar(node: cst.BaseExpression | None, infer: Callable[[cst.Base
     return value.place is Place.PYTHON and value.zero_dim
 
 
+# torch functions whose result is known by name alone (API lists as data, in order).
+_RESULT_BY_API = (
+    (api.STREAM_FACTORIES, STREAM),
+    (api.EVENT_FACTORIES, EVENT),
+    (api.TORCH_PYTHON_RESULT_FUNCTIONS, PYTHON_SCALAR),
+    (api.TORCH_ANY_RESULT_FUNCTIONS, UNKNOWN),
+)
+
+
 class CallInference:
     """Mixin of DeviceInference; ``infer`` and ``imports`` come from there."""
 
@@ -201,14 +210,9 @@ class CallInference:
         if qualified == "torch.device":
             spec = self.device_spec(call)
             return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else PYTHON
-        if qualified in api.STREAM_FACTORIES:
-            return STREAM
-        if qualified in api.EVENT_FACTORIES:
-            return EVENT
-        if qualified in api.TORCH_PYTHON_RESULT_FUNCTIONS:
-            return PYTHON_SCALAR
-        if qualified in api.TORCH_ANY_RESULT_FUNCTIONS:
-            return UNKNOWN
+        for names, value in _RESULT_BY_API:
+            if qualified in names:
+                return value
         if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
             return PYTHON
         if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
