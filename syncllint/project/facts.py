@@ -52,8 +52,8 @@ class LinkedFacts:
     # Attribute names the module reads that every ``self.<name> = ...`` of the project fills with
     # host data (``input_batch.num_tokens_no_spec``, an ``np.zeros`` in ``InputBatch.__init__``).
     host_attributes: tuple[str, ...] = ()
-    # The module's own facts combined with these (``combine``), when the index had its summary:
-    # the engine then need not read the module with ``ast`` again.
+    # The module's own facts combined with these (``combine``), when the index read the module in
+    # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.
     module: ModuleFacts | None = None
 
     def digest(self) -> bytes:

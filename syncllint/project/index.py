@@ -69,8 +69,10 @@ def _package_files(root: Path) -> Iterator[Path]:
 class ProjectIndex:
     """Summaries by module name, with the calls of each project function gathered once."""
 
-    def __init__(self, summaries: Iterable[FileSummary]) -> None:
+    def __init__(self, summaries: Iterable[FileSummary], whole: Iterable[FileSummary] = ()) -> None:
+        """``whole``: the complete summaries read in this run (the others are stored, exported ones)."""
         self.modules = {s.module: s for s in summaries}
+        self._whole = {s.module: s for s in whole}
         self._functions = {m: dict(s.functions) for m, s in self.modules.items()}
         self._aliases = {m: dict(s.aliases) for m, s in self.modules.items()}
         self._calls: dict[tuple[str, str], list[tuple[str, CallSummary]]] = {}
@@ -104,13 +106,14 @@ class ProjectIndex:
                 summaries.append(decode_summary(entry[2]))
             except (ValueError, TypeError, KeyError):  # a damaged index file: read the module again
                 stale.append((path, stamps[path]))
+        whole: list[FileSummary] = []
         if stale:
             fresh = summarize_files(stale, options, jobs)
-            stored.update(fresh)
-            summaries.extend(decode_summary(entry[2]) for _, entry in fresh if entry[2] is not None)
+            stored.update((path, entry) for path, entry, _ in fresh)
+            whole.extend(summary for _, _, summary in fresh if summary is not None)
             if cache_dir is not None:
                 save_summaries(cache_dir, options, stored)
-        return cls(summaries)
+        return cls([*summaries, *whole], whole)
 
     def resolve(self, qualified: str, depth: int = 0) -> tuple[str, str] | None:
         """(module, function) that ``pkg.mod.fn`` names, through re-exports (``from .impl import fn``)."""
@@ -144,7 +147,8 @@ class ProjectIndex:
             tuple(outside),
             tuple(sorted(self.host_attributes & attributes_read)),
         )
-        return replace(linked, module=combine(summary, linked))
+        whole = self._whole.get(module)
+        return replace(linked, module=combine(whole, linked)) if whole is not None else linked
 
     def _imported_returns(self, summary: FileSummary) -> dict[str, str]:
         found: dict[str, str | None] = {}

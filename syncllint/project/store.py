@@ -17,7 +17,7 @@ from typing import Any
 
 from syncllint.cache import source_digest
 from syncllint.project.facts import LinkedFacts, ModuleFacts, module_name
-from syncllint.project.summary import SummaryOptions, summarize
+from syncllint.project.summary import FileSummary, SummaryOptions, summarize
 from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
@@ -48,7 +48,10 @@ def stamps_fingerprint(stamps: dict[str, list[int]], options: SummaryOptions) ->
     return digest.hexdigest()
 
 
-def summarize_files(stale: list[tuple[str, list[int]]], options: SummaryOptions, jobs: int | None) -> list[tuple[str, Entry]]:
+def summarize_files(
+    stale: list[tuple[str, list[int]]], options: SummaryOptions, jobs: int | None
+) -> list[tuple[str, Entry, FileSummary | None]]:
+    """Per path: the entry to store (the exported summary) and the whole summary, for this run."""
     workers = max(1, jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
     if workers == 1 or len(stale) < _POOL_MIN_FILES:
         return _summarize_chunk((stale, options))
@@ -59,9 +62,11 @@ def summarize_files(stale: list[tuple[str, list[int]]], options: SummaryOptions,
         return [entry for part in pool.map(_summarize_chunk, chunks) for entry in part]
 
 
-def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], SummaryOptions]) -> list[tuple[str, Entry]]:
+def _summarize_chunk(
+    args: tuple[list[tuple[str, list[int]]], SummaryOptions],
+) -> list[tuple[str, Entry, FileSummary | None]]:
     stale, options = args
-    found: list[tuple[str, Entry]] = []
+    found: list[tuple[str, Entry, FileSummary | None]] = []
     collecting = gc.isenabled()
     gc.disable()  # many small objects that all live on: the collector would rescan them for nothing
     try:
@@ -72,7 +77,7 @@ def _summarize_chunk(args: tuple[list[tuple[str, list[int]]], SummaryOptions]) -
                 continue
             module, is_package = module_name(Path(path))
             summary = summarize(source, module, is_package, options, path)
-            found.append((path, [*stamp, encode_summary(summary) if summary else None]))
+            found.append((path, [*stamp, encode_summary(summary.exported()) if summary else None], summary))
     finally:
         if collecting:
             gc.enable()

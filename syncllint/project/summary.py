@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.places import (
@@ -55,6 +55,21 @@ class FileSummary:
     # ``self.<name> = value`` in the module's methods: name -> HOST / DEVICE, or UNKNOWN_PLACE when
     # one assignment does not show (``None`` says nothing).
     attributes: tuple[tuple[str, str], ...] = ()
+
+    def exported(self) -> FileSummary:
+        """What other modules need, as the index stores it: the calls into them, the module's
+        functions by name and where results live. Its own calls and its functions' parameters
+        matter only to the module (the engine gets them while the module is fresh, ``ModuleFacts``)."""
+        own = (self.module + ".", "self.")
+        return replace(
+            self,
+            functions=tuple(
+                (key, FunctionSummary((), (), (), f.returns, f.method))
+                for key, f in self.functions
+                if not f.method or f.returns is not None
+            ),
+            calls=tuple(call for call in self.calls if not call.target.startswith(own)),
+        )
 
 
 @dataclass(frozen=True)
