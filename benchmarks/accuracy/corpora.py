@@ -55,6 +55,22 @@ def sampled_files(corpus: Corpus) -> list[Path]:
     return sorted(random.Random(FILE_SAMPLE_SEED).sample(with_torch, min(corpus.file_sample, len(with_torch))))
 
 
+def fresh_files(corpus: Corpus, labelled: set[str]) -> list[Path]:
+    """Files nobody has labelled a line of: a held-out round drawn here also tests files no fix looked at.
+
+    Drawn (fixed seed) from the torch-importing files outside the first sample, as many as that sample
+    had (every such file for a project linted whole).
+    """
+    first = set(sampled_files(corpus))
+    root = corpus.root
+    rest = [p for p in sorted(root.rglob("*.py"))
+            if p not in first and p.relative_to(root).as_posix() not in labelled
+            and "import torch" in p.read_text(errors="replace")]
+    if corpus.file_sample is None:
+        return [p for p in sampled_files(corpus) if p.relative_to(root).as_posix() not in labelled]
+    return sorted(random.Random(FILE_SAMPLE_SEED + 1).sample(rest, min(corpus.file_sample, len(rest))))
+
+
 def ensure_extracted(corpus: Corpus) -> Path:
     """Download the wheel (``pip download --no-deps``) and extract its ``.py`` files, once."""
     if corpus.root.is_dir() and any(corpus.root.iterdir()):

@@ -4,7 +4,8 @@
                                                    # write .work/worklist.csv
     python benchmarks/accuracy/sample.py draw-extra  # then: 3 more default-threshold findings per (project, code)
     python benchmarks/accuracy/sample.py show N..M # print worklist rows N..M with their function's context
-    python benchmarks/accuracy/sample.py draw-uniform [ROUND]   # held-out round: uniform draws from the current linter
+    python benchmarks/accuracy/sample.py draw-uniform [ROUND] [--fresh-files]  # held-out round: uniform draws
+                                                   # from the current linter (--fresh-files: unlabelled files only)
     python benchmarks/accuracy/sample.py show-uniform N..M [ROUND]
 
 Two strata:
@@ -27,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import CORPORA, WORK, Corpus, relative_file, run_linter, sampled_files
+from corpora import CORPORA, WORK, Corpus, fresh_files, relative_file, run_linter, sampled_files
 
 SEED = 20261129
 FINDINGS_PER_STRATUM = 6
@@ -161,20 +162,24 @@ UNIFORM_GREP = 25
 UNIFORM_WORKLIST = WORK / "worklist-uniform.csv"
 
 
-def draw_uniform(round_name: str = "uniform") -> None:
+def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
     """Third round, a held-out check of the current linter: uniform draws, not stratified.
 
     Per project, ``UNIFORM_FINDINGS`` findings of the default run (plus the explicit waits) drawn
     uniformly, so their plain precision estimates the whole run's; and ``UNIFORM_GREP`` grep hits
-    on lines that run left alone, for the misses. Lines already labelled are skipped.
+    on lines that run left alone, for the misses. Lines already labelled are skipped. ``fresh``: draw
+    from files with no label at all (``fresh_files``), so no earlier fix was shaped by them.
     """
     with LABELS_FILE.open() as handle:
         taken = {(r["project"], r["file"], r["line"]) for r in csv.DictReader(handle)}
+    labelled_files = {(project, file) for project, file, _ in taken}
     rows: list[dict[str, str]] = []
     population: dict[str, dict[str, int]] = {}
     for corpus in CORPORA:
         rng = random.Random(f"{SEED}-{corpus.project}-{round_name}")
-        findings = run_linter(sampled_files(corpus), corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
+        files = (fresh_files(corpus, {f for p, f in labelled_files if p == corpus.project}) if fresh
+                 else sampled_files(corpus))
+        findings = run_linter(files, corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
         flagged: set[tuple[str, int]] = set()
         candidates: list[dict[str, str]] = []
         for f in findings:
@@ -189,7 +194,7 @@ def draw_uniform(round_name: str = "uniform") -> None:
         ordered = [unique[k] for k in sorted(unique, key=lambda k: (k[0], int(k[1]), k[2]))]
         rows.extend(rng.sample(ordered, min(len(ordered), UNIFORM_FINDINGS)))
         grep_hits: list[dict[str, str]] = []
-        for path in sampled_files(corpus):
+        for path in files:
             file = path.relative_to(corpus.root).as_posix()
             for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
                 if (file, number) in flagged or text.lstrip().startswith("#"):
@@ -201,7 +206,8 @@ def draw_uniform(round_name: str = "uniform") -> None:
                     grep_hits.append({"project": corpus.project, "version": corpus.version, "file": file,
                                       "line": str(number), "code": "", "source": f"{round_name}-grep:{idiom}"})
         rows.extend(rng.sample(grep_hits, min(len(grep_hits), UNIFORM_GREP)))
-        population[corpus.project] = {"uniform findings": len(ordered), "uniform grep": len(grep_hits)}
+        population[corpus.project] = {"uniform findings": len(ordered), "uniform grep": len(grep_hits),
+                                      "files": len(files)}
         print(corpus.project, json.dumps(population[corpus.project]))
     worklist = UNIFORM_WORKLIST if round_name == "uniform" else WORK / f"worklist-{round_name}.csv"
     with worklist.open("w", newline="") as out:
@@ -233,7 +239,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "draw-extra":
         draw_extra()
     elif sys.argv[1] == "draw-uniform":
-        draw_uniform(*sys.argv[2:3])
+        draw_uniform(*sys.argv[2:3], fresh="--fresh-files" in sys.argv)
     elif sys.argv[1] == "draw":
         draw(sys.argv[2:] or [c.project for c in CORPORA])
     elif sys.argv[1] == "show-uniform":
