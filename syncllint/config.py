@@ -32,10 +32,12 @@ DEFAULT_HOT_PATHS = ("forward", "__call__", "*step*", "sample*", "*_sample*", "d
 # model sees it. A processor's post-processing reads model outputs on the device: see
 # ``output-functions``.
 DEFAULT_HOST_MODULES = (
-    "*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*",
+    "*/cpu/*", "cpu_*.py", "*/cpu_*.py", "*_cpu.py", "*_cpu_*.py", "*/cpu.py", "*/pool_host/*", "*/mlx/*",
+    "*amx*.py",  # Intel AMX backends (vLLM ``amx_mla.py``, sglang ``intel_amx_backend.py``) run on the CPU
     "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
     "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
     "*/transformers_utils/processors/*",  # vLLM's own HF-style input processors
+    "*vllm/entrypoints/*",  # vLLM's API front end: it sees request outputs, already copied to the host
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

@@ -26,6 +26,9 @@ from syncllint.traversal import subclasses
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 
 # Decorators from these modules compile the function into device code.
+# The host slot of a frame: host code by function (``forward_cpu``, a processor, a host module),
+# or a region of a function that runs only for host tensors (``if not t.is_cuda:``).
+_HOST_FUNCTION, _HOST_REGION = 1, 2
 _KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
 
 _COMPOUND = (
@@ -107,6 +110,8 @@ class BatchedWalker(cst.CSTVisitor):
         self._loop_bodies: set[int] = set()
         self._statements: list[cst.CSTNode] = []
         self._saved_devices: list[DeviceLiteral | None] = []
+        self._host_bodies: set[int] = set()
+        self._saved_host: list[int] = []
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
         # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
         self._annotation_depth = 0
@@ -137,7 +142,7 @@ class BatchedWalker(cst.CSTVisitor):
 
     @property
     def in_host_code(self) -> bool:
-        return bool(self._frames[-1][3])
+        return self._frames[-1][3] == _HOST_FUNCTION
 
     def is_store(self, node: cst.CSTNode) -> bool:
         return id(node) in self._store_targets
@@ -189,7 +194,7 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
         elif isinstance(node, cst.If):
-            self._narrowing.enter_if(node)
+            self._host_bodies.update(id(branch) for branch in self._narrowing.enter_if(node))
         elif isinstance(node, cst.BooleanOperation):
             self._narrowing.enter_and(node)
 
@@ -273,6 +278,8 @@ class BatchedWalker(cst.CSTVisitor):
             call = item.item
             if isinstance(call, cst.Call) and self.imports.qualify(call.func) == "torch.device":
                 self._default_device_bodies[id(node.body)] = self.inference.device_spec(call)
+                if self._default_device_bodies[id(node.body)] is DeviceLiteral.CPU:
+                    self._host_bodies.add(id(node.body))
             if item.asname is not None:
                 self.inference.bind(item.asname.name, self.inference.infer(item.item))
 
@@ -287,6 +294,11 @@ class BatchedWalker(cst.CSTVisitor):
         if key in self._default_device_bodies:
             self._saved_devices.append(self.inference.default_device)
             self.inference.set_default_device(self._default_device_bodies[key])
+        if key in self._host_bodies:
+            # A CPU branch or a ``with torch.device("cpu")`` body: unknown tensors there are host tensors.
+            # 2, not 1: the function is not host code, so a device argument there is no host's.
+            self._saved_host.append(self._frames[-1][3])
+            self._frames[-1][3] = self._frames[-1][3] or _HOST_REGION
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
         self._narrowing.leave_suite(node)
@@ -298,6 +310,8 @@ class BatchedWalker(cst.CSTVisitor):
             self._frames[-1][1] -= 1
         if key in self._default_device_bodies:
             self.inference.set_default_device(self._saved_devices.pop())
+        if key in self._host_bodies:
+            self._frames[-1][3] = self._saved_host.pop()
 
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
         value = self.inference.infer(node.value) if node.value is not None else None

@@ -187,3 +187,38 @@ def test_the_device_of_a_local_tensor_is_no_accelerator_evidence() -> None:
         assert torch.equal(attend(q, None), q)
     """
     assert shown(source, "tests/test_masks.py") == [("SYNC602", 11)]
+
+
+@pytest.mark.parametrize(
+    "path", ["pkg/mla/prefill/zen_cpu_sdpa.py", "pkg/backends/amx_mla.py", "pkg/layers/intel_amx_backend.py",
+             "vllm/entrypoints/pooling/io_processor.py"],
+)
+def test_cpu_backends_and_the_api_front_end_are_host_modules(path: str) -> None:
+    source = "import torch\n\ndef prefill(t: torch.Tensor):\n    return t.max().item()\n"
+    assert shown(source, path) == []
+
+
+def test_a_module_named_for_offloading_to_the_cpu_is_not_host_code() -> None:
+    source = "import torch\n\ndef save(t: torch.Tensor):\n    return t.max().item()\n"
+    assert shown(source, "pkg/v1/simple_cpu_offload_connector.py") == [("SYNC101", 4)]
+
+
+CPU_BRANCH = """\
+import torch
+
+def entries(req_to_token: torch.Tensor, seq_lens: torch.Tensor, weights: torch.Tensor, target_device):
+    if not req_to_token.is_cuda:
+        n = seq_lens.sum().item()
+        moved = req_to_token.to(target_device)
+    else:
+        n = seq_lens.sum()
+    with torch.device("cpu"):
+        m = seq_lens.max().item()
+    return seq_lens.min().item()
+"""
+
+
+def test_a_branch_for_host_tensors_and_a_cpu_default_device_are_host_regions() -> None:
+    # The CPU branch's reads and the ``with torch.device("cpu")`` body drop to low; the copy of
+    # a host tensor to a device out of the CPU branch stays (the function is no host code).
+    assert shown(CPU_BRANCH) == [("SYNC101", 11), ("SYNC202", 6)]

@@ -293,3 +293,42 @@ def test_a_helper_returning_host_factories_returns_host_data() -> None:
         assert torch.equal(out, _moved(video))
     """
     assert [row for row, _ in found(source, "SYNC602")] == [14]
+
+
+CONTAINERS = """\
+import torch
+
+def gather(world_size, xs, dev_t):
+    gather_list = [torch.tensor([0], device="cpu") for _ in range(world_size)]
+    ids = [t.item() for t in gather_list]
+    host = [x.cpu() for x in xs]
+    first = host[0].item()
+    on_device = [dev_t.cuda() for _ in range(3)]
+    values = [t.item() for t in on_device]
+    return ids, first, values
+"""
+
+
+def test_containers_of_host_tensors_hold_host_tensors_and_loop_targets_start_afresh() -> None:
+    # The second comprehension's ``t`` is a device tensor's element, not the first one's host ``t``.
+    assert found(CONTAINERS, "SYNC101") == [(9, Confidence.MEDIUM)]
+
+
+INDEX_WRITES = """\
+import torch
+
+def mark(attention_mask: torch.Tensor, output_lengths):
+    attention_mask = torch.zeros((3, 4), device=attention_mask.device)
+    attention_mask[(torch.arange(attention_mask.shape[0], device=attention_mask.device), output_lengths - 1)] = 1
+    attention_mask[:, torch.arange(2, device="cuda")] = 0.0
+    attention_mask[:, 0] = 5
+    attention_mask[torch.arange(3, device="cuda"), 1] = attention_mask[0, 0]
+    part = slice(0, 1)
+    return attention_mask[:, part]
+"""
+
+
+def test_integer_index_tensors_among_several_indices_and_slice_objects() -> None:
+    # ``arange`` of a shape is an integer tensor; a tensor value (line 8) takes no scalar copy.
+    assert [row for row, _ in found(INDEX_WRITES, "SYNC403")] == [5, 6]
+    assert found(INDEX_WRITES, "SYNC301") == []

@@ -317,3 +317,79 @@ def test_the_stored_summaries_belong_to_this_syncllint(tmp_path: Path, monkeypat
     linked_facts(paths, summary_options(SETTINGS), cache)
     second = {p.name for p in cache.glob("project-summaries-*.json")}
     assert len(first) == len(second) == 1 and first != second
+
+
+def test_a_checkpoint_read_through_a_helper_typed_any_is_host_data(tmp_path: Path) -> None:
+    loader = """
+    from typing import Any
+    from safetensors.torch import load_file
+
+    def _patch(module, tensor: Any) -> None:
+        module.alpha = float(tensor.detach().cpu().item())
+
+    def patch_scales(model, path):
+        state_dict = load_file(path)
+        for name, module in model.named_modules():
+            scale = state_dict.get(name + ".scale")
+            if scale is not None:
+                _patch(module, scale)
+    """
+    assert findings(tmp_path, package(loader=loader), "pkg/loader.py") == []
+
+
+def test_a_device_parameter_every_caller_sets_to_the_cpu_is_the_host(tmp_path: Path) -> None:
+    helper = """
+    import numpy as np
+    import torch
+
+    def make_padded(rows, *, device: str | torch.device | None = None):
+        return torch.from_numpy(np.array(rows)).to(device)
+    """
+    caller = "from pkg.helper import make_padded\n\ndef convert(rows):\n    return make_padded(rows, device='cpu')\n"
+    assert findings(tmp_path, package(helper=helper, caller=caller), "pkg/helper.py") == []
+    other = "from pkg.helper import make_padded\n\ndef upload(rows, dev):\n    return make_padded(rows, device=dev)\n"
+    assert [code for code, _ in findings(tmp_path, {"pkg/other.py": other}, "pkg/helper.py")] == ["SYNC202"]
+
+
+BATCH = """
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+@dataclass
+class InputBatch:
+    num_scheduled_tokens: np.ndarray
+    input_ids: torch.Tensor
+"""
+
+
+def test_a_field_a_class_declares_numpy_is_host_data_wherever_it_is_read(tmp_path: Path) -> None:
+    state = """
+    import torch
+
+    def prepare(input_batch):
+        return input_batch.num_scheduled_tokens.max().item(), input_batch.input_ids.max().item()
+    """
+    # An assignment elsewhere whose place the code does not show does not outweigh the declaration.
+    runner = "class Runner:\n    def __init__(self, make):\n        self.num_scheduled_tokens = make()\n"
+    files = package(batch=BATCH, state=state, runner=runner)
+    assert findings(tmp_path, files, "pkg/state.py") == [("SYNC101", 5)]
+    # A class that declares the same name a tensor does.
+    other = "import torch\n\nclass Other:\n    num_scheduled_tokens: torch.Tensor\n"
+    assert len(findings(tmp_path, {"pkg/other.py": other}, "pkg/state.py")) == 2
+
+
+def test_a_declared_numpy_field_does_not_make_a_submodule_of_that_name_host_data(tmp_path: Path) -> None:
+    fields = "import numpy as np\n\nclass Clip:\n    audio: np.ndarray\n"
+    model = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self, config):
+            self.audio = AudioEncoder(config) if config.audio else None
+
+        def embed(self, features: torch.Tensor):
+            return features.to(device=self.audio.device)
+    """
+    assert findings(tmp_path, package(fields=fields, model=model), "pkg/model.py") == []

@@ -55,11 +55,12 @@ def sampled_files(corpus: Corpus) -> list[Path]:
     return sorted(random.Random(FILE_SAMPLE_SEED).sample(with_torch, min(corpus.file_sample, len(with_torch))))
 
 
-def fresh_files(corpus: Corpus, labelled: set[str]) -> list[Path]:
+def fresh_files(corpus: Corpus, labelled: set[str], round_name: str) -> list[Path]:
     """Files nobody has labelled a line of: a held-out round drawn here also tests files no fix looked at.
 
-    Drawn (fixed seed) from the torch-importing files outside the first sample, as many as that sample
-    had (every such file for a project linted whole).
+    Drawn (seeded by the round) from the torch-importing files outside the first sample, as many as that
+    sample had (every such file for a project linted whole). A draw depends on the labels of its day:
+    ``uniform9`` was drawn with the seed ``FILE_SAMPLE_SEED + 1``.
     """
     first = set(sampled_files(corpus))
     root = corpus.root
@@ -68,7 +69,8 @@ def fresh_files(corpus: Corpus, labelled: set[str]) -> list[Path]:
             and "import torch" in p.read_text(errors="replace")]
     if corpus.file_sample is None:
         return [p for p in sampled_files(corpus) if p.relative_to(root).as_posix() not in labelled]
-    return sorted(random.Random(FILE_SAMPLE_SEED + 1).sample(rest, min(corpus.file_sample, len(rest))))
+    seed = FILE_SAMPLE_SEED + 1 if round_name == "uniform9" else f"{FILE_SAMPLE_SEED}-{round_name}"
+    return sorted(random.Random(seed).sample(rest, min(corpus.file_sample, len(rest))))
 
 
 def ensure_extracted(corpus: Corpus) -> Path:

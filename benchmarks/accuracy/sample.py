@@ -28,7 +28,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpora import CORPORA, WORK, Corpus, fresh_files, relative_file, run_linter, sampled_files
+from corpora import (
+    CORPORA,
+    WORK,
+    Corpus,
+    fresh_files,
+    relative_file,
+    run_linter,
+    sampled_files,
+)
 
 SEED = 20261129
 FINDINGS_PER_STRATUM = 6
@@ -177,7 +185,7 @@ def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
     population: dict[str, dict[str, int]] = {}
     for corpus in CORPORA:
         rng = random.Random(f"{SEED}-{corpus.project}-{round_name}")
-        files = (fresh_files(corpus, {f for p, f in labelled_files if p == corpus.project}) if fresh
+        files = (fresh_files(corpus, {f for p, f in labelled_files if p == corpus.project}, round_name) if fresh
                  else sampled_files(corpus))
         findings = run_linter(files, corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
         flagged: set[tuple[str, int]] = set()

@@ -246,7 +246,7 @@ class CallInference:
         if qualified in api.INT_FACTORIES:
             return DType.INT
         args = [a.value for a in call.args if a.keyword is None]
-        if qualified in ("torch.arange", "torch.range") and args and all(isinstance(a, cst.Integer) for a in args):
+        if qualified in ("torch.arange", "torch.range") and args and all(_visibly_int(a) for a in args):
             return DType.INT
         if qualified in api.HOST_DATA_CONSTRUCTORS and args:
             data = args[0]
@@ -349,3 +349,22 @@ class CallInference:
 
 
 __all__ = ["CallInference", "keyword", "positional", "is_true", "PYTHON", "PYTHON_SCALAR"]
+
+
+def _visibly_int(expr: cst.BaseExpression) -> bool:
+    """An integer the code shows: a literal, ``len(x)``, ``x.shape[i]``, ``x.size(i)``, ``x.numel()``, sums of them."""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
+    ):
+        return _visibly_int(expr.left) and _visibly_int(expr.right)
+    if isinstance(expr, cst.Subscript):
+        return isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        if isinstance(expr.func, cst.Name):
+            return expr.func.value == "len"
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("size", "numel") and (
+            expr.func.attr.value == "numel" or len(expr.args) == 1
+        )
+    return False

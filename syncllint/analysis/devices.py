@@ -38,6 +38,9 @@ from syncllint.analysis.values import (
     join,
 )
 
+# A literal list of more elements is data (numbers), not a handful of tensors: not read one by one.
+_CONTAINER_ELEMENTS_READ = 16
+
 
 @dataclass
 class _Scope:
@@ -118,10 +121,11 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                 return Value(named.place, value.dtype, value.zero_dim, assumed=assumed)
         return value
 
-    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+    def bind(self, target: cst.BaseExpression, value: Value, *, rebinding: bool = True) -> None:
+        """``rebinding=False``: a loop or comprehension target, whose earlier value says nothing."""
         self._mark_pending(target, False)
         if isinstance(target, cst.Name):
-            previous = self._scopes[-1].names.get(target.value)
+            previous = self._scopes[-1].names.get(target.value) if rebinding else None
             if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
                 # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
                 # tensor is most likely a tensor still, though where is no longer certain.
@@ -139,7 +143,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
             element = value if value.is_tensor else UNKNOWN
             for el in target.elements:
-                self.bind(el.value, element)
+                self.bind(el.value, element, rebinding=rebinding)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, PYTHON)
 
@@ -178,6 +182,27 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
         return value
 
+    def _container(
+        self, node: cst.List | cst.Tuple | cst.Set | cst.Dict | cst.ListComp | cst.SetComp | cst.DictComp
+    ) -> Value:
+        """A Python container; one whose elements are all host tensors (``[t.cpu() for t in ts]``,
+        ``[torch.tensor([0], device="cpu") for _ in r]``) passes for a host tensor, as a host state
+        dict does: what is read out of it or iterated over is host data."""
+        elements: list[cst.BaseExpression]
+        if isinstance(node, (cst.ListComp, cst.SetComp)):
+            elements = [node.elt]
+        elif isinstance(node, cst.DictComp):
+            elements = [node.value]
+        elif isinstance(node, cst.Dict):
+            elements = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        else:
+            elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
+        if elements and len(elements) <= _CONTAINER_ELEMENTS_READ and all(
+            self.infer(e).place is Place.HOST_TENSOR for e in elements
+        ):
+            return HOST_TENSOR
+        return PYTHON
+
     def bind_parameters(
         self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
     ) -> None:
@@ -190,7 +215,11 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
-            if name in filled and (value is None or value.place is Place.TENSOR):
+            if filled.get(name) is Place.HOST_TENSOR and "device" in name:
+                # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
+                self._scopes[-1].names[name] = Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU)
+                continue
+            if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
                 place = filled[name]
                 self._scopes[-1].names[name] = Value(place) if place is not Place.PYTHON else PYTHON
                 continue
@@ -250,7 +279,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return PYTHON_SCALAR
         if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)):
-            return PYTHON
+            return self._container(node)
         if isinstance(node, cst.Attribute):
             return self._infer_attribute(node)
         if isinstance(node, cst.Call):

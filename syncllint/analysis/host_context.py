@@ -30,6 +30,7 @@ HOST_CLASS_SUFFIXES = (
     "ProcessingInfo", "MultiModalProcessor", "DummyInputsBuilder", "ImageProcessor", "ImageProcessorFast",
     "ImageProcessorPil", "FeatureExtractor", "VideoProcessor",
 )
+_MOVES_TO_HOST = ("to_cpu", "offload")
 TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
 
 
@@ -66,7 +67,11 @@ def host_context(
     host_functions: tuple[str, ...] = (),
 ) -> HostContext:
     """The host-code facts of one module, from its index (``ModuleIndex``)."""
-    module_is_host = any(fnmatch.fnmatch(path, p) for p in host_modules)
+    # A module named for moving data to the host (``simple_cpu_offload_connector.py``) holds device data.
+    stem = path.rsplit("/", 1)[-1].lower()
+    module_is_host = any(fnmatch.fnmatch(path, p) for p in host_modules) and not any(
+        word in stem for word in _MOVES_TO_HOST
+    )
     output_side: frozenset[str] = frozenset()
     if module_is_host or "Processor" in source or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
         output_side = index.reached_from(_matching(index, output_functions))
@@ -108,7 +113,7 @@ def _is_host_class(name: str) -> bool:
 def _named_for_cpu(name: str) -> bool:
     """``forward_cpu``, ``cpu_fallback``; not ``offload_to_cpu`` (whose input is on the device)."""
     lowered = name.lower()
-    if "to_cpu" in lowered or "offload" in lowered:
+    if any(word in lowered for word in _MOVES_TO_HOST):
         return False
     return lowered.endswith("_cpu") or "_cpu_" in lowered or lowered.startswith("cpu_")
 

@@ -15,7 +15,7 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         if isinstance(target, cst.Tuple) and len(target.elements) == 2:
             inference.bind(target.elements[0].value, PYTHON_SCALAR)
             element = inference.infer(iterable.args[0].value) if iterable.args else PYTHON
-            inference.bind(target.elements[1].value, _element_of(element))
+            inference.bind(target.elements[1].value, _element_of(element), rebinding=False)
             return
         inference.bind(target, PYTHON_SCALAR)
         return
@@ -28,14 +28,14 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
     ):
         # ``for hs, mask in zip(pooled, pooler_mask)``: rows of each, side by side
         for item, arg in zip(target.elements, iterable.args):
-            inference.bind(item.value, _element_of(inference.infer(arg.value)))
+            inference.bind(item.value, _element_of(inference.infer(arg.value)), rebinding=False)
         return
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
         # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
         inference.bind(target.elements[0].value, PYTHON)
-        inference.bind(target.elements[1].value, _element_of(value))
+        inference.bind(target.elements[1].value, _element_of(value), rebinding=False)
         return
-    inference.bind(target, _element_of(value))
+    inference.bind(target, _element_of(value), rebinding=False)
 
 
 def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:

@@ -36,12 +36,23 @@ class Narrowing:
         self._pending: dict[int, Facts] = {}  # suite id -> facts true inside it
         self._saved: dict[int, list[_Saved]] = {}
 
-    def enter_if(self, node: cst.If) -> None:
+    def enter_if(self, node: cst.If) -> list[cst.BaseSuite]:
+        """Records the facts of each branch; returns the branches that run only for host tensors.
+
+        ``if not t.is_cuda:`` is a CPU fallback: its other tensors of unknown device are host
+        tensors too (sglang's ``kv_read_table`` reads its CPU test inputs there).
+        """
         when_true, when_false = self.facts(node.test)
+        host_branches: list[cst.BaseSuite] = []
         if when_true:
             self._pending[id(node.body)] = when_true
+            if _on_the_host(when_true):
+                host_branches.append(node.body)
         if when_false and isinstance(node.orelse, cst.Else):
             self._pending[id(node.orelse.body)] = when_false
+            if _on_the_host(when_false):
+                host_branches.append(node.orelse.body)
+        return host_branches
 
     def leave_if(self, node: cst.If, body_leaves: bool) -> None:
         """``if not t.is_cuda: raise``: after the ``if``, the test was false."""
@@ -149,3 +160,8 @@ def _device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
         return expr.value
     return None
+
+
+def _on_the_host(facts: Facts) -> bool:
+    """A device test that shows a host tensor (not ``isinstance(x, list)``, which says nothing of devices)."""
+    return any(place is Place.HOST_TENSOR for _, place in facts)

@@ -83,7 +83,7 @@ TORCH_HOST_FUNCTIONS = frozenset(
 PYTHON_RESULT_BUILTINS = frozenset(
     "len int float bool str repr list tuple dict set frozenset range enumerate zip isinstance "
     "issubclass hasattr getattr id hash type round abs divmod ord chr format sorted reversed "
-    "any all min max sum map filter iter next".split()
+    "any all min max sum map filter iter next slice".split()
 )
 
 ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "privateuseone", "mtia")

@@ -55,6 +55,11 @@ class ScalarConversion(Rule):
         if argument is None:
             return
         confidence = value_confidence(ctx.inference.infer(argument))
+        if confidence is None and builtin == "bool":
+            # ``bool(x.any())`` asks the same question as ``if x.any():``, with the same evidence.
+            confidence = truth_confidence(
+                argument, ctx.inference, imports_torch=ctx.module_imports_torch, imports_numpy=ctx.module_imports_numpy
+            )
         if confidence is None:
             return
         ctx.report(

@@ -122,7 +122,13 @@ class IndexTensorWrite(Rule):
 
     def visit_Assign(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         found = _single_subscript_write(node)
-        if found is None or len(found[0].slice) != 1 or not isinstance(found[0].slice[0].slice, cst.Index):
+        if found is None:
+            return
+        elements = _advanced_index(found[0])
+        if elements is not None:
+            self._check_advanced_index(found[0], found[1], elements, ctx)
+            return
+        if len(found[0].slice) != 1 or not isinstance(found[0].slice[0].slice, cst.Index):
             return
         subscript, value = found
         index_expr = found[0].slice[0].slice.value
@@ -158,6 +164,42 @@ class IndexTensorWrite(Rule):
             confidence,
             fix=fix,
         )
+
+    def _check_advanced_index(
+        self, subscript: cst.Subscript, value: cst.BaseExpression, elements: list[cst.BaseExpression], ctx: RuleContext
+    ) -> None:
+        """``x[:, idx] = 0.0``, ``x[rows, cols] = 1``: any integer index tensor makes it an ``index_put_``.
+
+        Measured: ``x2d[:, idx] = 0.0`` syncs like ``x[idx] = 0.0``. No rewrite: ``index_fill_`` takes
+        one dimension, and a pair of index tensors picks points, not rows.
+        """
+        if not _is_python_scalar(value, ctx):
+            return
+        target = ctx.inference.infer(subscript.value)
+        if target.place in (Place.HOST_TENSOR, Place.NUMPY, Place.PYTHON):
+            return
+        indices = [ctx.inference.infer(e) for e in elements]
+        int_tensors = [i for i in indices if i.is_tensor and i.dtype is DType.INT]
+        if not int_tensors or any(i.place is Place.HOST_TENSOR for i in int_tensors):
+            return
+        high = target.is_tensor and Place.DEVICE in (target.place, *(i.place for i in int_tensors))
+        ctx.report(
+            self,
+            subscript,
+            "`x[..., idx] = <scalar>` with an integer index tensor goes through `index_put_`, which syncs; "
+            "write a tensor value instead (`x[..., idx] = torch.full_like(...)`) or use `index_fill_` on one dimension",
+            Confidence.HIGH if high else Confidence.MEDIUM,
+        )
+
+
+def _advanced_index(subscript: cst.Subscript) -> list[cst.BaseExpression] | None:
+    """The index expressions of ``x[a, :, b]`` or ``x[(a, b)]`` (slices left out); None for one index."""
+    if len(subscript.slice) == 1:
+        only = subscript.slice[0].slice
+        if isinstance(only, cst.Index) and isinstance(only.value, cst.Tuple):
+            return [e.value for e in only.value.elements]
+        return None
+    return [e.slice.value for e in subscript.slice if isinstance(e.slice, cst.Index)]
 
 
 RULES = (IntIndexWrite, IndexTensorWrite)

@@ -22,7 +22,7 @@ from syncllint.project.facts import (
     note_place,
     package_root,
 )
-from syncllint.project.places import HOST
+from syncllint.project.places import HOST, UNKNOWN_PLACE
 from syncllint.project.store import (
     file_stamps,
     load_facts,
@@ -33,6 +33,7 @@ from syncllint.project.store import (
     summarize_files,
 )
 from syncllint.project.summary import (
+    DECLARED_HOST,
     CallSummary,
     FileSummary,
     FunctionSummary,
@@ -82,7 +83,7 @@ class ProjectIndex:
         for summary in self.modules.values():
             for name, place in summary.attributes:
                 places.setdefault(name, set()).add(place)
-        self.host_attributes = frozenset(name for name, found in places.items() if found == {HOST})
+        self.host_attributes = frozenset(name for name, found in places.items() if _host_attribute(found))
         for module, summary in self.modules.items():
             for call in summary.calls:
                 found = None if call.target.startswith("self.") else self.resolve(call.target)
@@ -222,3 +223,11 @@ def _attributes_read(path: Path) -> frozenset[str]:
 
 def summary_options(settings: Settings) -> SummaryOptions:
     return SummaryOptions(settings.host_suffixes, settings.model_init_modules)
+
+
+def _host_attribute(places: set[str]) -> bool:
+    """Every assignment of the attribute name shows host data; or a class declares it a numpy array
+    and nothing in the project declares or assigns it a tensor (unshown assignments aside)."""
+    if places <= {HOST, DECLARED_HOST}:
+        return bool(places)
+    return DECLARED_HOST in places and places <= {HOST, DECLARED_HOST, UNKNOWN_PLACE}

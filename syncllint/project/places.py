@@ -26,6 +26,8 @@ _SAME_PLACE = frozenset(
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
 _DEVICE_SUFFIXES = ("_gpu", "_cuda")
 _HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
+# Reads of a container that keep its elements' place: ``state_dict.get(name)`` of a host state dict.
+_CONTAINER_READS = frozenset(("get", "pop", "values"))
 
 
 
@@ -93,8 +95,9 @@ class PlaceReader:
             return False
         locals_ = locals_ or {}
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-            # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host.
-            return not expr.value.lower().startswith(api.ACCELERATOR_PREFIXES)
+            # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host;
+            # ``"meta"`` places no data at all.
+            return not expr.value.lower().startswith((*api.ACCELERATOR_PREFIXES, "meta"))
         if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
             return True
         if isinstance(expr, (ast.Name, ast.Attribute)):
@@ -120,9 +123,11 @@ class PlaceReader:
                 if not (self.qualify(expr.args[0]) or "").startswith("torch.") or _keyword(expr, "device") is not None:
                     return False  # ``.to(device)``: wherever ``device`` is
                 return self.shows_host(expr.func.value, locals_, depth)  # ``.to(torch.int32)``
-            if method in _SAME_PLACE:
+            if method in _SAME_PLACE or method in _CONTAINER_READS:
                 return self.shows_host(expr.func.value, locals_, depth)
         qualified = self.qualify(expr.func) or ""
+        if qualified in _HOST_LOADERS:  # a checkpoint loader (``load_file(path)``): a dict of host tensors
+            return _string(_keyword(expr, "device")) in (None, "cpu")
         if qualified in api.TORCH_FACTORIES:
             return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
         return qualified.startswith("numpy.")

@@ -15,6 +15,7 @@ import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.places import (
     UNKNOWN_PLACE,
@@ -22,6 +23,10 @@ from syncllint.project.places import (
 )
 
 NONE = "none"  # a parameter every call leaves ``None``
+# Class-body annotations of an attribute (``num_scheduled_tokens: np.ndarray``): a declared type
+# outweighs assignments whose place the code does not show, elsewhere in the project.
+DECLARED_HOST, DECLARED_TENSOR = "declared-host", "declared-tensor"
+OBJECT = "object"  # ``self.audio = AudioEncoder(...)``: an instance, whatever a dataclass elsewhere declares
 
 @dataclass(frozen=True)
 class FunctionSummary:
@@ -136,6 +141,8 @@ class _Reader:
                 self._call(node, locals_)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._note_attribute(node)
+            elif isinstance(node, ast.ClassDef):
+                self._note_fields(node)
             elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top_level:
                 self._import(node)  # ``from .api import plan`` inside the function that calls it
                 imported.update(local for local, q in self.aliases.items() if self._in_project(q))
@@ -153,9 +160,28 @@ class _Reader:
             return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                place = self.places.attribute_place(node.value)
+                place = OBJECT if _builds_an_object(node.value) else self.places.attribute_place(node.value)
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
+
+    def _note_fields(self, node: ast.ClassDef) -> None:
+        """``num_scheduled_tokens: np.ndarray`` in a class body (a dataclass field): host data by its
+        annotation; a field annotated as a tensor may hold device data."""
+        for statement in node.body:
+            if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+                continue
+            annotation = statement.annotation
+            if isinstance(annotation, ast.Subscript):  # ``npt.NDArray[np.int32]``
+                annotation = annotation.value
+            qualified = self.qualify(annotation) or ""
+            if qualified in api.NUMPY_ANNOTATIONS:
+                place = DECLARED_HOST
+            elif qualified == "torch.Tensor" or "Tensor" in ast.unparse(statement.annotation):
+                place = DECLARED_TENSOR
+            else:
+                continue
+            known = self.attributes.get(statement.target.id, place)
+            self.attributes[statement.target.id] = place if known == place else UNKNOWN_PLACE
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -319,3 +345,12 @@ def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
 
 
+def _builds_an_object(value: ast.expr) -> bool:
+    """``AudioEncoder(...)`` / ``nn.Linear(...)``: a call of a CamelCase name (on either side of a ternary)."""
+    if isinstance(value, ast.IfExp):
+        return _builds_an_object(value.body) or _builds_an_object(value.orelse)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name[:1].isupper() and any(c.islower() for c in name)
