@@ -222,3 +222,27 @@ def test_a_branch_for_host_tensors_and_a_cpu_default_device_are_host_regions() -
     # The CPU branch's reads and the ``with torch.device("cpu")`` body drop to low; the copy of
     # a host tensor to a device out of the CPU branch stays (the function is no host code).
     assert shown(CPU_BRANCH) == [("SYNC101", 11), ("SYNC202", 6)]
+
+
+PIPELINE = """\
+import torch
+
+class FillMaskPipeline(Pipeline):
+    def _masked_index(self, input_ids: torch.Tensor):
+        return torch.nonzero(input_ids == 3)
+
+    def preprocess(self, inputs: torch.Tensor):
+        return self._masked_index(inputs)
+
+    def _forward(self, model_inputs: torch.Tensor):
+        return model_inputs.max().item()
+
+    def postprocess(self, model_outputs: torch.Tensor):
+        return model_outputs.softmax(-1).tolist()
+"""
+
+
+def test_transformers_pipeline_steps_around_forward_are_host_code() -> None:
+    # ``Pipeline.forward`` moves the outputs to the CPU before ``postprocess``; ``_forward`` runs the model.
+    assert shown(PIPELINE, "transformers/pipelines/fill_mask.py") == [("SYNC101", 11)]
+    assert len(shown(PIPELINE, "pkg/models/fill_mask.py")) == 3

@@ -332,3 +332,20 @@ def test_integer_index_tensors_among_several_indices_and_slice_objects() -> None
     # ``arange`` of a shape is an integer tensor; a tensor value (line 8) takes no scalar copy.
     assert [row for row, _ in found(INDEX_WRITES, "SYNC403")] == [5, 6]
     assert found(INDEX_WRITES, "SYNC301") == []
+
+
+MIXED_OPERANDS = """\
+import torch
+
+def replan(kv_lens: torch.Tensor, num_tokens: int, scale_cpu: torch.Tensor):
+    lens_cpu = torch.full((64,), 0, dtype=torch.int32)
+    planned = lens_cpu[:num_tokens]
+    if not bool((planned >= kv_lens).all()):
+        return None
+    return bool((kv_lens > torch.zeros(64, device="cuda")).all())
+"""
+
+
+def test_a_tensor_beside_a_host_tensor_of_one_or_more_dimensions_is_on_the_host() -> None:
+    # Two devices meet in one op only through a 0-d host scalar: ``kv_lens`` is a host tensor here.
+    assert found(MIXED_OPERANDS, "SYNC501") == [(8, Confidence.HIGH)]

@@ -35,6 +35,7 @@ from syncllint.analysis.values import (
     Place,
     Value,
     combine_operands,
+    compare_operands,
     join,
 )
 
@@ -298,9 +299,15 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                 return PYTHON_SCALAR
             if any(names_a_class(c.comparator) for c in node.comparisons) or names_a_class(node.left):
                 return PYTHON_SCALAR  # ``param_type == PerTensorScaleParameter``: a class, not a tensor
-            result = combine_operands(operands)
+            result = compare_operands(operands)
             return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result
         if isinstance(node, cst.IfExp):
+            # ``x.device if isinstance(x, torch.Tensor) else None``: what the code gives when it gives
+            # anything (``None`` is no data, and a ``device=None`` the default).
+            if _is_none(node.orelse):
+                return self.infer(node.body)
+            if _is_none(node.body):
+                return self.infer(node.orelse)
             return join(self.infer(node.body), self.infer(node.orelse))
         if isinstance(node, cst.BooleanOperation):
             return join(self.infer(node.left), self.infer(node.right))
@@ -390,3 +397,6 @@ def _builds_instance(expr: cst.BaseExpression) -> bool:
 
 __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]
 
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"

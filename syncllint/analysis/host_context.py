@@ -31,6 +31,7 @@ HOST_CLASS_SUFFIXES = (
     "ImageProcessorPil", "FeatureExtractor", "VideoProcessor",
 )
 _MOVES_TO_HOST = ("to_cpu", "offload")
+_PIPELINE_HOST_STEPS = frozenset(("preprocess", "postprocess"))
 TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
 
 
@@ -44,9 +45,15 @@ class HostContext:
     shows_device: frozenset[int] = frozenset()
     # Names of host hooks (``host-functions``) and the module functions they call.
     host_functions: frozenset[str] = frozenset()
+    # A transformers pipeline module: ``Pipeline.forward`` hands ``postprocess`` its model outputs
+    # moved to the CPU, and ``preprocess`` builds host tensors the base class moves to the device.
+    pipeline_module: bool = False
 
     def function_is_host(self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool) -> bool:
         name = node.name.value
+        if self.pipeline_module and enclosing_class is not None and enclosing_class.endswith("Pipeline"):
+            if name in _PIPELINE_HOST_STEPS:
+                return True
         if name in self.output_side:
             return False
         if parent_is_host or self.module_is_host or _named_for_cpu(name):
@@ -79,9 +86,12 @@ def host_context(
     # the module functions input processors' methods call (``build_flat_image_bool_length``).
     seeds = _matching(index, host_functions) | _host_class_methods(index)
     host_named = index.reached_from(seeds) - output_side
+    pipeline_module = fnmatch.fnmatch(path, "*transformers/pipelines/*")
+    if pipeline_module:  # what a pipeline's host steps call is host code too
+        host_named |= index.reached_from(_PIPELINE_HOST_STEPS & index.defs.keys())
     test_module = is_test_module(path)
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
-    return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
+    return HostContext(module_is_host, output_side, test_module, shows_device, host_named, pipeline_module)
 
 
 def is_test_module(path: str) -> bool:

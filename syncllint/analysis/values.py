@@ -112,6 +112,21 @@ def join(a: Value, b: Value) -> Value:
     return UNKNOWN
 
 
+def compare_operands(values: list[Value]) -> Value:
+    """Place of a comparison's result: as arithmetic, but beside a host tensor that is not a 0-d
+    scalar a tensor of unknown device is on the host too (two devices meet in one op only through a
+    0-d host scalar): ``planned >= kv_lens`` with ``planned`` a slice of a host buffer.
+
+    Only comparisons: their results are tested (``bool(...)``, masks), where a wrong "host" hides
+    a finding; arithmetic results flow into copies, where it would make one up."""
+    places = {v.place for v in values}
+    if Place.DEVICE not in places and any(
+        v.place is Place.HOST_TENSOR and not v.zero_dim and v.rank != 0 and not v.assumed for v in values
+    ):
+        return HOST_TENSOR
+    return combine_operands(values)
+
+
 def combine_operands(values: list[Value]) -> Value:
     """Place of the result of arithmetic over ``values`` (torch broadcasting rules)."""
     places = {v.place for v in values}

@@ -98,6 +98,8 @@ class PlaceReader:
             # ``"cuda"`` fills a device parameter: the data that parameter places is not on the host;
             # ``"meta"`` places no data at all.
             return not expr.value.lower().startswith((*api.ACCELERATOR_PREFIXES, "meta"))
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return False  # a local reset to ``None`` says nothing of what it holds elsewhere
         if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
             return True
         if isinstance(expr, (ast.Name, ast.Attribute)):

@@ -312,12 +312,27 @@ def _assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
             if name in found:
                 twice.add(name)
             found[name] = statement.value
-        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
+        for target in _other_bindings(statement):
+            twice.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody"):
                 pending.extend(getattr(statement, field, None) or ())
             for handler in getattr(statement, "handlers", None) or ():
                 pending.extend(handler.body)
     return {name: value for name, value in found.items() if name not in twice}
+
+
+def _other_bindings(statement: ast.stmt) -> list[ast.expr]:
+    """The targets a statement binds other than ``name = value``."""
+    if isinstance(statement, ast.Assign):
+        return list(statement.targets)
+    if isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [statement.target]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    return []
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:
