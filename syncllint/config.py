@@ -37,7 +37,8 @@ DEFAULT_HOST_MODULES = (
     "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
     "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
     "*/transformers_utils/processors/*",  # vLLM's own HF-style input processors
-    "*vllm/entrypoints/*",  # vLLM's API front end: it sees request outputs, already copied to the host
+    # vLLM's API front end and its output objects: request outputs, already copied to the host.
+    "*vllm/entrypoints/*", "*vllm/outputs.py",
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

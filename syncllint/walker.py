@@ -112,6 +112,8 @@ class BatchedWalker(cst.CSTVisitor):
         self._saved_devices: list[DeviceLiteral | None] = []
         self._host_bodies: set[int] = set()
         self._saved_host: list[int] = []
+        self._suites: list[int] = []  # the blocks the walk is in, innermost last
+        self._host_until: dict[int, int] = {}  # block -> host slot to restore when it ends
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
         # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
         self._annotation_depth = 0
@@ -235,7 +237,10 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
         elif isinstance(node, cst.If):
-            self._narrowing.leave_if(node, _ends_flow(node.body))
+            if self._narrowing.leave_if(node, _ends_flow(node.body)) and self._suites and not self._frames[-1][3]:
+                # The device path returned above: the rest of this block is the CPU path.
+                self._host_until[self._suites[-1]] = self._frames[-1][3]
+                self._frames[-1][3] = _HOST_REGION
         elif isinstance(node, cst.Assert):
             self._narrowing.assert_(node)
         elif isinstance(node, cst.BooleanOperation):
@@ -284,6 +289,7 @@ class BatchedWalker(cst.CSTVisitor):
                 self.inference.bind(item.asname.name, self.inference.infer(item.item))
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
+        self._suites.append(id(node))
         self.inference.enter_block()
         self._narrowing.enter_suite(node)
         key = id(node)
@@ -312,6 +318,9 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.set_default_device(self._saved_devices.pop())
         if key in self._host_bodies:
             self._frames[-1][3] = self._saved_host.pop()
+        if key in self._host_until:
+            self._frames[-1][3] = self._host_until.pop(key)
+        self._suites.pop()
 
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
         value = self.inference.infer(node.value) if node.value is not None else None

@@ -191,7 +191,7 @@ def test_the_device_of_a_local_tensor_is_no_accelerator_evidence() -> None:
 
 @pytest.mark.parametrize(
     "path", ["pkg/mla/prefill/zen_cpu_sdpa.py", "pkg/backends/amx_mla.py", "pkg/layers/intel_amx_backend.py",
-             "vllm/entrypoints/pooling/io_processor.py"],
+             "vllm/entrypoints/pooling/io_processor.py", "vllm/outputs.py"],
 )
 def test_cpu_backends_and_the_api_front_end_are_host_modules(path: str) -> None:
     source = "import torch\n\ndef prefill(t: torch.Tensor):\n    return t.max().item()\n"

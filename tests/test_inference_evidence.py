@@ -349,3 +349,56 @@ def replan(kv_lens: torch.Tensor, num_tokens: int, scale_cpu: torch.Tensor):
 def test_a_tensor_beside_a_host_tensor_of_one_or_more_dimensions_is_on_the_host() -> None:
     # Two devices meet in one op only through a 0-d host scalar: ``kv_lens`` is a host tensor here.
     assert found(MIXED_OPERANDS, "SYNC501") == [(8, Confidence.HIGH)]
+
+
+def test_other_accelerators_flags_narrow_like_is_cuda() -> None:
+    source = """\
+    import torch
+
+    def load(weight: torch.Tensor, rank: int):
+        if not weight.is_npu:
+            weight = weight.to(f"npu:{rank}")
+        return weight
+    """
+    # Only a host tensor takes the branch: the move is a blocking copy of pageable memory.
+    assert [row for row, _ in found(source, "SYNC202")] == [5]
+
+
+def test_a_device_variable_tested_for_the_cpu_names_the_cpu_in_that_branch() -> None:
+    source = """\
+    import torch
+
+    def build(values, device: torch.device):
+        if device.type == "cpu":
+            return torch.tensor(values, device=device)
+        return torch.tensor(values, device=device)
+    """
+    assert found(source, "SYNC201") == [(6, Confidence.HIGH)]
+
+
+def test_what_follows_a_device_path_that_returned_is_the_cpu_path() -> None:
+    source = """\
+    import torch
+
+    def topk(logits: torch.Tensor, starts: torch.Tensor):
+        if logits.is_cuda:
+            return logits.topk(4)
+        return [int(starts[row]) for row in range(logits.shape[0])]
+
+    def other(starts: torch.Tensor):
+        return int(starts[0])
+    """
+    assert found(source, "SYNC501") == [(6, Confidence.LOW), (9, Confidence.MEDIUM)]
+
+
+def test_a_parameter_its_comment_calls_a_cpu_tensor_is_a_host_tensor() -> None:
+    source = """\
+    import torch
+
+    def shrink(
+        num_active_loras: torch.Tensor,  # CPU tensor [1], number of active LoRAs
+        lens: torch.Tensor,  # lengths on the GPU
+    ):
+        return num_active_loras.item(), lens.max().item()
+    """
+    assert found(source, "SYNC101") == [(7, Confidence.MEDIUM)]

@@ -8,6 +8,7 @@ not flow-sensitive: the last binding seen wins.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -126,6 +127,11 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         """``rebinding=False``: a loop or comprehension target, whose earlier value says nothing."""
         self._mark_pending(target, False)
         if isinstance(target, cst.Name):
+            if not rebinding:  # a new object each iteration: what its attributes held is gone
+                names = self._scopes[-1].names
+                prefix = target.value + "."
+                for key in [k for k in names if k.startswith(prefix)]:
+                    del names[key]
             previous = self._scopes[-1].names.get(target.value) if rebinding else None
             if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
                 # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
@@ -229,8 +235,9 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                 spec = self.device_spec(param.default)
                 value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
-                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where.
-                value = self._suffix_value(name) or value
+                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
+                # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment.
+                value = self._suffix_value(name) or (HOST_TENSOR if _commented_host(param) else value)
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
                 is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
@@ -400,3 +407,16 @@ __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR",
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+_HOST_WORDS = re.compile(r"\b(cpu|host)\b", re.IGNORECASE)
+_DEVICE_WORDS = re.compile(r"\b(gpu|cuda|device|accelerator)\b", re.IGNORECASE)
+
+
+def _commented_host(param: cst.Param) -> bool:
+    """``num_active_loras: torch.Tensor,  # CPU tensor [1]``: the comment after the parameter says host."""
+    comma = param.comma
+    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return False
+    comment = comma.whitespace_after.first_line.comment
+    return comment is not None and bool(_HOST_WORDS.search(comment.value)) and not _DEVICE_WORDS.search(comment.value)

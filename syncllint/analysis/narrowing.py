@@ -18,8 +18,11 @@ from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import UNKNOWN, DeviceLiteral, Place, Value
 
+# ``t.is_cuda`` and the other accelerators' flags (``weight.is_npu`` in Ascend code); ``t.is_cpu``.
+_DEVICE_TESTS = frozenset(("is_cpu", "is_cuda", "is_npu", "is_xpu", "is_mps", "is_hpu", "is_xla", "is_mtia"))
 # (expression, place it has): facts that hold on one side of a test.
-Facts = tuple[tuple[cst.BaseExpression, Place], ...]
+# A device variable's fact is the device it names (``if device.type == "cpu":``).
+Facts = tuple[tuple[cst.BaseExpression, Place | DeviceLiteral], ...]
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,14 @@ class Narrowing:
                 host_branches.append(node.orelse.body)
         return host_branches
 
-    def leave_if(self, node: cst.If, body_leaves: bool) -> None:
-        """``if not t.is_cuda: raise``: after the ``if``, the test was false."""
+    def leave_if(self, node: cst.If, body_leaves: bool) -> bool:
+        """``if not t.is_cuda: raise``: after the ``if``, the test was false. Returns whether what
+        follows runs only for host tensors (``if t.is_cuda: return ...`` before a CPU path)."""
         if body_leaves and node.orelse is None:
-            self._apply(self.facts(node.test)[1])
+            after = self.facts(node.test)[1]
+            self._apply(after)
+            return _on_the_host(after)
+        return False
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
         facts = self._pending.pop(id(suite), None)
@@ -87,8 +94,8 @@ class Narrowing:
             if isinstance(test.operator, cst.And):
                 return left[0] + right[0], ()
             return (), left[1] + right[1]
-        if isinstance(test, cst.Attribute) and test.attr.value in ("is_cuda", "is_cpu"):
-            place = Place.DEVICE if test.attr.value == "is_cuda" else Place.HOST_TENSOR
+        if isinstance(test, cst.Attribute) and test.attr.value in _DEVICE_TESTS:
+            place = Place.HOST_TENSOR if test.attr.value == "is_cpu" else Place.DEVICE
             return ((test.value, place),), ((test.value, _other(place)),)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._compared(test)
@@ -121,6 +128,11 @@ class Narrowing:
         if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
             return (), ()
         for tensor_side, spec_side in ((test.left, target.comparator), (target.comparator, test.left)):
+            device = _device_variable(tensor_side)
+            spec = self._inference.device_spec(spec_side) if device is not None else None
+            if device is not None and spec is not None:
+                facts_: tuple[Facts, Facts] = (((device, spec),), ((device, _other(spec)),))
+                return facts_ if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts_[1], facts_[0])
             tensor = _device_owner(tensor_side)
             spec = self._inference.device_spec(spec_side) if tensor is not None else None
             if tensor is None or spec is None:
@@ -136,6 +148,11 @@ class Narrowing:
             if dotted_name(expr) is None:
                 continue
             old = self._inference.infer(expr)
+            if isinstance(place, DeviceLiteral):
+                if old.device_literal is not place:
+                    saved.append(_Saved(expr, old))
+                    self._inference.bind(expr, Value(Place.PYTHON, zero_dim=True, device_literal=place))
+                continue
             if old.place is place:
                 continue
             saved.append(_Saved(expr, old))
@@ -147,8 +164,19 @@ class Narrowing:
             self._inference.bind(item.key, item.value if item.value.place is not Place.UNKNOWN else UNKNOWN)
 
 
-def _other(place: Place) -> Place:
+def _other(place: Place | DeviceLiteral) -> Place | DeviceLiteral:
+    if isinstance(place, DeviceLiteral):
+        return DeviceLiteral.ACCELERATOR if place is DeviceLiteral.CPU else DeviceLiteral.CPU
     return Place.DEVICE if place is Place.HOST_TENSOR else Place.HOST_TENSOR
+
+
+def _device_variable(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``device.type`` / ``target_device.type`` of a device held in a variable -> the variable."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
+        held = expr.value
+        if isinstance(held, cst.Name) and "device" in held.value:
+            return held
+    return None
 
 
 def _device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -164,4 +192,4 @@ def _device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 
 def _on_the_host(facts: Facts) -> bool:
     """A device test that shows a host tensor (not ``isinstance(x, list)``, which says nothing of devices)."""
-    return any(place is Place.HOST_TENSOR for _, place in facts)
+    return any(place in (Place.HOST_TENSOR, DeviceLiteral.CPU) for _, place in facts)
