@@ -130,8 +130,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             if not rebinding:  # a new object each iteration: what its attributes held is gone
                 names = self._scopes[-1].names
                 prefix = target.value + "."
-                for key in [k for k in names if k.startswith(prefix)]:
-                    del names[key]
+                for stale in [k for k in names if k.startswith(prefix)]:
+                    del names[stale]
             previous = self._scopes[-1].names.get(target.value) if rebinding else None
             if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
                 # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
