@@ -188,6 +188,11 @@ def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
         files = (fresh_files(corpus, {f for p, f in labelled_files if p == corpus.project}, round_name) if fresh
                  else sampled_files(corpus))
         findings = run_linter(files, corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
+        if fresh and corpus.file_sample is None and len(findings) < UNIFORM_FINDINGS:
+            # The unlabelled files of a project linted whole hold too few findings by now (vLLM
+            # after uniform12): draw from the unlabelled lines of every file instead.
+            files = sampled_files(corpus)
+            findings = run_linter(files, corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
         flagged: set[tuple[str, int]] = set()
         candidates: list[dict[str, str]] = []
         for f in findings:
