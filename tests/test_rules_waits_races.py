@@ -226,3 +226,17 @@ def test_numpy_view_of_a_pending_copy_is_handed_on_not_read() -> None:
     )
     found = [(d.code, d.start.row) for d in lint(HEADER + body) if d.code == "SYNC801"]
     assert found == [("SYNC801", 7)]
+
+
+def test_metadata_and_views_of_a_pending_copy_are_no_reads_but_a_read_of_the_view_is() -> None:
+    source = """\
+    import torch
+
+    def stage(frames: torch.Tensor):
+        frames_cpu = frames.to("cpu", non_blocking=True)
+        if frames_cpu.dim() == 4:
+            frames_cpu = frames_cpu.squeeze(0)
+        first = frames_cpu.unsqueeze(0)
+        return first.sum().item()
+    """
+    assert [(d.code, d.start.row) for d in lint(source, select=("SYNC801",))] == [("SYNC801", 8)]

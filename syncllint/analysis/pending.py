@@ -20,6 +20,10 @@ from syncllint.analysis.waits import (
     is_async_copy_to_host,
 )
 
+# Methods that return a view of the same memory: the view is as unfinished as the tensor.
+VIEW_METHODS = frozenset(
+    "numpy squeeze unsqueeze view view_as permute transpose t expand expand_as narrow detach unflatten as_strided".split()
+)
 
 @dataclass
 class _Frame:
@@ -43,8 +47,8 @@ class PendingCopies:
         """Whether ``expr`` is host data that an unfinished asynchronous copy is still writing."""
         if is_async_copy_to_host(expr, self):  # type: ignore[arg-type]
             return True
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy":
-            return self.is_pending(expr.func.value)  # a numpy view of the same memory
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in VIEW_METHODS:
+            return self.is_pending(expr.func.value)  # a view of the same memory (``.numpy()``, ``.squeeze(0)``)
         key = dotted_name(expr)
         return key is not None and key in self._pending[-1].names
 

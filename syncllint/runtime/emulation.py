@@ -34,6 +34,8 @@ from syncllint.runtime.events import D2H, RACE, SCALAR_READ
 _NUMPY_ERROR = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
 # Reading metadata of a tensor whose copy is still in flight is fine; reading its values is not.
 _METADATA = frozenset({"size", "dim", "numel", "is_pinned", "data_ptr", "element_size", "__len__", "shape", "dtype", "__get__"})
+# Views of a tensor whose copy is in flight read nothing; they are in flight themselves.
+_VIEWS = frozenset("squeeze unsqueeze view view_as permute transpose t expand expand_as narrow detach unflatten as_strided".split())
 
 
 @dataclass
@@ -77,6 +79,11 @@ class _FunctionRules(TorchFunctionMode):
         if INTERNAL.get() or current_check() is not self.check:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
+        if self.check.in_flight and name in _VIEWS and args and id(args[0]) in self.check.in_flight:
+            view = func(*args, **kwargs)  # no read: the view is as unfinished as its base
+            if isinstance(view, torch.Tensor):
+                self.check.in_flight[id(view)] = view
+            return view
         if self.check.in_flight and name not in _METADATA:
             self._race_check(args, kwargs)
         handler = _HANDLERS.get(name)
