@@ -246,3 +246,17 @@ def test_transformers_pipeline_steps_around_forward_are_host_code() -> None:
     # ``Pipeline.forward`` moves the outputs to the CPU before ``postprocess``; ``_forward`` runs the model.
     assert shown(PIPELINE, "transformers/pipelines/fill_mask.py") == [("SYNC101", 11)]
     assert len(shown(PIPELINE, "pkg/models/fill_mask.py")) == 3
+
+
+def test_a_device_borrowed_from_a_tensor_shows_no_accelerator_in_a_test_module() -> None:
+    source = """\
+    import torch
+
+    def _labels(lengths):
+        device = lengths.device
+        return torch.arange(4, device=device)
+
+    def test_labels_match(a: torch.Tensor, b: torch.Tensor):
+        assert torch.equal(_labels(a), b)
+    """
+    assert shown(source, "pkg/tests/test_labels.py") == []

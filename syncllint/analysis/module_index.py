@@ -37,7 +37,8 @@ class ModuleIndex(cst.CSTVisitor):
         self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
         self._class_names: list[str] = []
         self._stack: list[str] = []
-        self._cpu_params: list[frozenset[str]] = []
+        # Per function: device names that are no accelerator (a CPU default, ``device = x.device``).
+        self._not_accelerators: list[frozenset[str]] = []
         self._classes = 0
         self._allowing: set[int] = set()
         self._allowed_depth = 0
@@ -60,7 +61,7 @@ class ModuleIndex(cst.CSTVisitor):
             self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
             self.calls.setdefault(name, set())
             self._stack.append(name)
-            self._cpu_params.append(_cpu_default_params(node.params))
+            self._not_accelerators.append(_cpu_default_params(node.params) | _borrowed_devices(node))
         elif isinstance(node, cst.ClassDef):
             self._classes += 1
             self._class_names.append(node.name.value)
@@ -70,14 +71,14 @@ class ModuleIndex(cst.CSTVisitor):
             self._allowed_depth += 1
         elif isinstance(node, cst.Call):
             self._note_call(node)
-        if self._device_evidence and self._stack and _shows_device(node, self._cpu_params[-1]):
+        if self._device_evidence and self._stack and _shows_device(node, self._not_accelerators[-1]):
             self.showing_device.update(self._stack)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if isinstance(original_node, cst.FunctionDef):
             self._stack.pop()
-            self._cpu_params.pop()
+            self._not_accelerators.pop()
         elif isinstance(original_node, cst.ClassDef):
             self._classes -= 1
             self._class_names.pop()
@@ -146,7 +147,30 @@ def _cpu_default_params(params: cst.Parameters) -> frozenset[str]:
     )
 
 
-def _shows_device(node: cst.CSTNode, cpu_names: frozenset[str] = frozenset()) -> bool:
+def _borrowed_devices(node: cst.FunctionDef) -> frozenset[str]:
+    """``device = lengths.device`` at the top of a function: wherever ``lengths`` is, like
+    ``device=lengths.device`` itself (no accelerator shown)."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return frozenset()
+    found: set[str] = set()
+    for line in node.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for statement in line.body:
+            if (
+                isinstance(statement, cst.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name)
+                and isinstance(statement.value, cst.Attribute)
+                and statement.value.attr.value == "device"
+                and isinstance(statement.value.value, cst.Name)
+                and statement.value.value.value not in ("self", "cls")
+            ):
+                found.add(statement.targets[0].target.value)
+    return frozenset(found)
+
+
+def _shows_device(node: cst.CSTNode, not_accelerators: frozenset[str] = frozenset()) -> bool:
     """``"cuda:0"``, ``x.cuda()``, ``torch.cuda...``, ``on_gpu``, ``device=dev``, ``.to(device)``."""
     if isinstance(node, cst.SimpleString):
         text = node.value.lstrip("rbuRBU").strip("\"'").lower()
@@ -156,16 +180,16 @@ def _shows_device(node: cst.CSTNode, cpu_names: frozenset[str] = frozenset()) ->
         lowered = node.value.lower()
         return "cuda" in lowered or "gpu" in lowered
     if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
-        return _is_variable_device(node.value, cpu_names)
+        return _is_variable_device(node.value, not_accelerators)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
-        return any(a.keyword is None and _is_variable_device(a.value, cpu_names) for a in node.args[:1])
+        return any(a.keyword is None and _is_variable_device(a.value, not_accelerators) for a in node.args[:1])
     return False
 
 
-def _is_variable_device(expr: cst.BaseExpression, cpu_names: frozenset[str]) -> bool:
+def _is_variable_device(expr: cst.BaseExpression, not_accelerators: frozenset[str]) -> bool:
     """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out,
     and so is a parameter defaulting to it."""
-    if isinstance(expr, cst.Name) and expr.value in cpu_names:
+    if isinstance(expr, cst.Name) and expr.value in not_accelerators:
         return False
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value not in ("self", "cls"):
         return False  # ``device=q.device``: wherever ``q`` is, which the test shows elsewhere if at all
