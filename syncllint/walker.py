@@ -11,6 +11,7 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import HostContext
+from syncllint.analysis.host_regions import HOST_FUNCTION, HostRegions
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.narrowing import Narrowing
@@ -26,9 +27,6 @@ from syncllint.traversal import subclasses
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 
 # Decorators from these modules compile the function into device code.
-# The host slot of a frame: host code by function (``forward_cpu``, a processor, a host module),
-# or a region of a function that runs only for host tensors (``if not t.is_cuda:``).
-_HOST_FUNCTION, _HOST_REGION = 1, 2
 _KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
 
 _COMPOUND = (
@@ -110,10 +108,7 @@ class BatchedWalker(cst.CSTVisitor):
         self._loop_bodies: set[int] = set()
         self._statements: list[cst.CSTNode] = []
         self._saved_devices: list[DeviceLiteral | None] = []
-        self._host_bodies: set[int] = set()
-        self._saved_host: list[int] = []
-        self._suites: list[int] = []  # the blocks the walk is in, innermost last
-        self._host_until: dict[int, int] = {}  # block -> host slot to restore when it ends
+        self._host_regions = HostRegions()
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
         # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
         self._annotation_depth = 0
@@ -144,7 +139,7 @@ class BatchedWalker(cst.CSTVisitor):
 
     @property
     def in_host_code(self) -> bool:
-        return self._frames[-1][3] == _HOST_FUNCTION
+        return self._frames[-1][3] == HOST_FUNCTION
 
     def is_store(self, node: cst.CSTNode) -> bool:
         return id(node) in self._store_targets
@@ -196,7 +191,8 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
         elif isinstance(node, cst.If):
-            self._host_bodies.update(id(branch) for branch in self._narrowing.enter_if(node))
+            for branch in self._narrowing.enter_if(node):
+                self._host_regions.mark(branch)
         elif isinstance(node, cst.BooleanOperation):
             self._narrowing.enter_and(node)
 
@@ -237,10 +233,8 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
         elif isinstance(node, cst.If):
-            if self._narrowing.leave_if(node, _ends_flow(node.body)) and self._suites and not self._frames[-1][3]:
-                # The device path returned above: the rest of this block is the CPU path.
-                self._host_until[self._suites[-1]] = self._frames[-1][3]
-                self._frames[-1][3] = _HOST_REGION
+            if self._narrowing.leave_if(node, _ends_flow(node.body)):
+                self._host_regions.rest_of_block(self._frames[-1])  # the device path returned above
         elif isinstance(node, cst.Assert):
             self._narrowing.assert_(node)
         elif isinstance(node, cst.BooleanOperation):
@@ -284,12 +278,12 @@ class BatchedWalker(cst.CSTVisitor):
             if isinstance(call, cst.Call) and self.imports.qualify(call.func) == "torch.device":
                 self._default_device_bodies[id(node.body)] = self.inference.device_spec(call)
                 if self._default_device_bodies[id(node.body)] is DeviceLiteral.CPU:
-                    self._host_bodies.add(id(node.body))
+                    self._host_regions.mark(node.body)
             if item.asname is not None:
                 self.inference.bind(item.asname.name, self.inference.infer(item.item))
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
-        self._suites.append(id(node))
+        self._host_regions.enter(node, self._frames[-1])
         self.inference.enter_block()
         self._narrowing.enter_suite(node)
         key = id(node)
@@ -300,11 +294,6 @@ class BatchedWalker(cst.CSTVisitor):
         if key in self._default_device_bodies:
             self._saved_devices.append(self.inference.default_device)
             self.inference.set_default_device(self._default_device_bodies[key])
-        if key in self._host_bodies:
-            # A CPU branch or a ``with torch.device("cpu")`` body: unknown tensors there are host tensors.
-            # 2, not 1: the function is not host code, so a device argument there is no host's.
-            self._saved_host.append(self._frames[-1][3])
-            self._frames[-1][3] = self._frames[-1][3] or _HOST_REGION
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
         self._narrowing.leave_suite(node)
@@ -316,11 +305,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._frames[-1][1] -= 1
         if key in self._default_device_bodies:
             self.inference.set_default_device(self._saved_devices.pop())
-        if key in self._host_bodies:
-            self._frames[-1][3] = self._saved_host.pop()
-        if key in self._host_until:
-            self._frames[-1][3] = self._host_until.pop(key)
-        self._suites.pop()
+        self._host_regions.leave(node, self._frames[-1])
 
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
         value = self.inference.infer(node.value) if node.value is not None else None

@@ -8,24 +8,21 @@ not flow-sensitive: the last binding seen wins.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.annotations import annotation_value
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.naming import NamingConventions, names_a_class
+from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
-    ASSUMED_TENSOR,
     DEVICE_TENSOR,
     HOST_TENSOR,
     LAYER,
-    NONE_BY_DEFAULT,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -51,7 +48,7 @@ class _Scope:
     is_class: bool = False
 
 
-class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies):
+class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
     def __init__(
         self,
         imports: ImportMap,
@@ -210,50 +207,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             return HOST_TENSOR
         return PYTHON
 
-    def bind_parameters(
-        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
-    ) -> None:
-        """Bind a function's parameters from annotations, names, callers and the kind of function.
-
-        ``filled``: what every call in the project passes a parameter (project/facts.py): host or
-        device data (a tensor there unless the annotation says numpy or Python), or ``None``.
-        """
-        filled = filled or {}
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            name = param.name.value
-            value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
-            if filled.get(name) is Place.HOST_TENSOR and "device" in name:
-                # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
-                self._scopes[-1].names[name] = Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU)
-                continue
-            if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
-                place = filled[name]
-                self._scopes[-1].names[name] = Value(place) if place is not Place.PYTHON else PYTHON
-                continue
-            if value is not None and value.place is Place.PYTHON and param.default is not None:
-                # ``device: str = "cpu"``: the annotation says a string, the default says which.
-                spec = self.device_spec(param.default)
-                value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
-            if value is None or value.place is Place.TENSOR:
-                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
-                # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment.
-                value = self._suffix_value(name) or (HOST_TENSOR if _commented_host(param) else value)
-            if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
-                is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
-                # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
-                # ``forward(self, x, labels=None)`` an optional tensor.
-                if not is_none:
-                    # ``device="cpu"``: a device spec the code spells out.
-                    spec = self.device_spec(param.default)
-                    value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
-                else:
-                    value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
-            if value is None:
-                value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
-            self._scopes[-1].names[name] = self._refine_by_name(name, value)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self._scopes[-1].names[star.name.value] = PYTHON
+    def _set_local(self, name: str, value: Value) -> None:
+        self._scopes[-1].names[name] = value
 
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
@@ -408,15 +363,3 @@ __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR",
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
-
-_HOST_WORDS = re.compile(r"\b(cpu|host)\b", re.IGNORECASE)
-_DEVICE_WORDS = re.compile(r"\b(gpu|cuda|device|accelerator)\b", re.IGNORECASE)
-
-
-def _commented_host(param: cst.Param) -> bool:
-    """``num_active_loras: torch.Tensor,  # CPU tensor [1]``: the comment after the parameter says host."""
-    comma = param.comma
-    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
-        return False
-    comment = comma.whitespace_after.first_line.comment
-    return comment is not None and bool(_HOST_WORDS.search(comment.value)) and not _DEVICE_WORDS.search(comment.value)

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from syncllint.config import Settings
+from syncllint.project.bindings import DECLARED_HOST
 from syncllint.project.facts import (
     LinkedFacts,
     combine,
@@ -33,7 +34,6 @@ from syncllint.project.store import (
     summarize_files,
 )
 from syncllint.project.summary import (
-    DECLARED_HOST,
     CallSummary,
     FileSummary,
     FunctionSummary,

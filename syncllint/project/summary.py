@@ -15,18 +15,19 @@ import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from syncllint.analysis import torch_api as api
 from syncllint.analysis.conventions import factories_build_on_host
+from syncllint.project.bindings import (
+    OBJECT,
+    assigned_once,
+    builds_an_object,
+    declared_fields,
+)
 from syncllint.project.places import (
     UNKNOWN_PLACE,
     PlaceReader,
 )
 
 NONE = "none"  # a parameter every call leaves ``None``
-# Class-body annotations of an attribute (``num_scheduled_tokens: np.ndarray``): a declared type
-# outweighs assignments whose place the code does not show, elsewhere in the project.
-DECLARED_HOST, DECLARED_TENSOR = "declared-host", "declared-tensor"
-OBJECT = "object"  # ``self.audio = AudioEncoder(...)``: an instance, whatever a dataclass elsewhere declares
 
 @dataclass(frozen=True)
 class FunctionSummary:
@@ -160,28 +161,14 @@ class _Reader:
             return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                place = OBJECT if _builds_an_object(node.value) else self.places.attribute_place(node.value)
+                place = OBJECT if builds_an_object(node.value) else self.places.attribute_place(node.value)
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
 
     def _note_fields(self, node: ast.ClassDef) -> None:
-        """``num_scheduled_tokens: np.ndarray`` in a class body (a dataclass field): host data by its
-        annotation; a field annotated as a tensor may hold device data."""
-        for statement in node.body:
-            if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
-                continue
-            annotation = statement.annotation
-            if isinstance(annotation, ast.Subscript):  # ``npt.NDArray[np.int32]``
-                annotation = annotation.value
-            qualified = self.qualify(annotation) or ""
-            if qualified in api.NUMPY_ANNOTATIONS:
-                place = DECLARED_HOST
-            elif qualified == "torch.Tensor" or "Tensor" in ast.unparse(statement.annotation):
-                place = DECLARED_TENSOR
-            else:
-                continue
-            known = self.attributes.get(statement.target.id, place)
-            self.attributes[statement.target.id] = place if known == place else UNKNOWN_PLACE
+        for name, place in declared_fields(node, self.qualify):
+            known = self.attributes.get(name, place)
+            self.attributes[name] = place if known == place else UNKNOWN_PLACE
 
     def _import(self, node: ast.Import | ast.ImportFrom) -> None:
         if isinstance(node, ast.Import):
@@ -288,7 +275,7 @@ def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
         node, locals_ = pending.pop()
         yield node, locals_
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            locals_ = _assigned_once(node.body)
+            locals_ = assigned_once(node.body)
         children: list[ast.AST] = []
         for field in node._fields:
             value = getattr(node, field, None)
@@ -297,42 +284,6 @@ def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
             elif isinstance(value, ast.AST):
                 children.append(value)
         pending.extend((child, locals_) for child in reversed(children))
-
-
-def _assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
-    """``name = expr`` statements of a function (nested blocks included, nested defs not), for the
-    names assigned exactly once."""
-    found: dict[str, ast.expr] = {}
-    twice: set[str] = set()
-    pending = list(body)
-    while pending:
-        statement = pending.pop()
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            name = statement.targets[0].id
-            if name in found:
-                twice.add(name)
-            found[name] = statement.value
-            continue
-        # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
-        for target in _other_bindings(statement):
-            twice.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for field in ("body", "orelse", "finalbody"):
-                pending.extend(getattr(statement, field, None) or ())
-            for handler in getattr(statement, "handlers", None) or ():
-                pending.extend(handler.body)
-    return {name: value for name, value in found.items() if name not in twice}
-
-
-def _other_bindings(statement: ast.stmt) -> list[ast.expr]:
-    """The targets a statement binds other than ``name = value``."""
-    if isinstance(statement, ast.Assign):
-        return list(statement.targets)
-    if isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        return [statement.target]
-    if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return [item.optional_vars for item in statement.items if item.optional_vars is not None]
-    return []
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:
@@ -358,14 +309,3 @@ def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-
-
-def _builds_an_object(value: ast.expr) -> bool:
-    """``AudioEncoder(...)`` / ``nn.Linear(...)``: a call of a CamelCase name (on either side of a ternary)."""
-    if isinstance(value, ast.IfExp):
-        return _builds_an_object(value.body) or _builds_an_object(value.orelse)
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name[:1].isupper() and any(c.islower() for c in name)

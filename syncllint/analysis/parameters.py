@@ -1,0 +1,100 @@
+"""Binding a function's parameters: annotations, names, defaults, comments and what callers pass.
+
+A mixin of DeviceInference: ``infer``, ``device_spec``, ``imports`` and the naming conventions come
+from there.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from syncllint.analysis.annotations import annotation_value
+from syncllint.analysis.values import (
+    ASSUMED_TENSOR,
+    HOST_TENSOR,
+    NONE_BY_DEFAULT,
+    PYTHON,
+    PYTHON_SCALAR,
+    UNKNOWN,
+    DeviceLiteral,
+    Place,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from syncllint.analysis.imports import ImportMap
+
+_HOST_WORDS = re.compile(r"\b(cpu|host)\b", re.IGNORECASE)
+_DEVICE_WORDS = re.compile(r"\b(gpu|cuda|device|accelerator)\b", re.IGNORECASE)
+
+
+class ParameterBinding:
+    if TYPE_CHECKING:  # provided by DeviceInference
+        imports: ImportMap
+
+        def infer(self, node: cst.BaseExpression) -> Value: ...
+
+        def device_spec(self, node: cst.BaseExpression | None) -> DeviceLiteral | None: ...
+
+        def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None: ...
+
+        def _refine_by_name(self, name: str, value: Value) -> Value: ...
+
+        def _set_local(self, name: str, value: Value) -> None: ...
+
+    def bind_parameters(
+        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
+    ) -> None:
+        """Bind a function's parameters from annotations, names, callers and the kind of function.
+
+        ``filled``: what every call in the project passes a parameter (project/facts.py): host or
+        device data (a tensor there unless the annotation says numpy or Python), or ``None``.
+        """
+        filled = filled or {}
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name = param.name.value
+            value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
+            if filled.get(name) is Place.HOST_TENSOR and "device" in name:
+                # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
+                self._set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU))
+                continue
+            if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
+                place = filled[name]
+                self._set_local(name, Value(place) if place is not Place.PYTHON else PYTHON)
+                continue
+            if value is not None and value.place is Place.PYTHON and param.default is not None:
+                # ``device: str = "cpu"``: the annotation says a string, the default says which.
+                spec = self.device_spec(param.default)
+                value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
+            if value is None or value.place is Place.TENSOR:
+                # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
+                # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment.
+                value = self._suffix_value(name) or (HOST_TENSOR if _commented_host(param) else value)
+            if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
+                is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+                # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
+                # ``forward(self, x, labels=None)`` an optional tensor.
+                if not is_none:
+                    # ``device="cpu"``: a device spec the code spells out.
+                    spec = self.device_spec(param.default)
+                    value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
+                else:
+                    value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
+            if value is None:
+                value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
+            self._set_local(name, self._refine_by_name(name, value))
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._set_local(star.name.value, PYTHON)
+
+
+def _commented_host(param: cst.Param) -> bool:
+    """``num_active_loras: torch.Tensor,  # CPU tensor [1]``: the comment after the parameter says host."""
+    comma = param.comma
+    if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        return False
+    comment = comma.whitespace_after.first_line.comment
+    return comment is not None and bool(_HOST_WORDS.search(comment.value)) and not _DEVICE_WORDS.search(comment.value)

@@ -1,0 +1,79 @@
+"""What a module's assignments and declarations say, read with ``ast`` for the project index.
+
+Locals a function binds once (``side_kv = kv_lens_cpu[lo:hi]`` before ``plan(side_kv)``), class fields
+declared numpy arrays or tensors, and attributes that hold objects rather than data.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from syncllint.analysis import torch_api as api
+
+# Class-body annotations of an attribute (``num_scheduled_tokens: np.ndarray``): a declared type
+# outweighs assignments whose place the code does not show, elsewhere in the project.
+DECLARED_HOST, DECLARED_TENSOR = "declared-host", "declared-tensor"
+OBJECT = "object"  # ``self.audio = AudioEncoder(...)``: an instance, whatever a dataclass elsewhere declares
+
+
+def declared_fields(node: ast.ClassDef, qualify: Callable[[ast.expr], str | None]) -> Iterator[tuple[str, str]]:
+    """``num_scheduled_tokens: np.ndarray`` in a class body (a dataclass field): host data by its
+    annotation; a field annotated as a tensor may hold device data."""
+    for statement in node.body:
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        annotation = statement.annotation
+        if isinstance(annotation, ast.Subscript):  # ``npt.NDArray[np.int32]``
+            annotation = annotation.value
+        if (qualify(annotation) or "") in api.NUMPY_ANNOTATIONS:
+            yield statement.target.id, DECLARED_HOST
+        elif "Tensor" in ast.unparse(statement.annotation):
+            yield statement.target.id, DECLARED_TENSOR
+
+
+def assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
+    """``name = expr`` statements of a function (nested blocks included, nested defs not), for the
+    names assigned exactly once."""
+    found: dict[str, ast.expr] = {}
+    twice: set[str] = set()
+    pending = list(body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            name = statement.targets[0].id
+            if name in found:
+                twice.add(name)
+            found[name] = statement.value
+            continue
+        # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
+        for target in _other_bindings(statement):
+            twice.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(statement, field, None) or ())
+            for handler in getattr(statement, "handlers", None) or ():
+                pending.extend(handler.body)
+    return {name: value for name, value in found.items() if name not in twice}
+
+
+def _other_bindings(statement: ast.stmt) -> list[ast.expr]:
+    """The targets a statement binds other than ``name = value``."""
+    if isinstance(statement, ast.Assign):
+        return list(statement.targets)
+    if isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        return [statement.target]
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in statement.items if item.optional_vars is not None]
+    return []
+
+
+def builds_an_object(value: ast.expr) -> bool:
+    """``AudioEncoder(...)`` / ``nn.Linear(...)``: a call of a CamelCase name (on either side of a ternary)."""
+    if isinstance(value, ast.IfExp):
+        return builds_an_object(value.body) or builds_an_object(value.orelse)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name[:1].isupper() and any(c.islower() for c in name)
