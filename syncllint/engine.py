@@ -13,7 +13,6 @@ from pathlib import Path
 import libcst as cst
 
 from syncllint.analysis.conventions import (
-    checkpoint_parameters,
     kept_on_host,
     mirrored_names,
 )
@@ -181,10 +180,6 @@ def _walk(
     allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
     returns, filled_parameters = _module_facts(source_text, path, settings, linked)
-    if imports.imports_module("vllm") or imports.imports_module("sglang"):
-        # The framework's loader is the caller: checkpoint weights arrive in host memory.
-        for key, parameter in checkpoint_parameters(index.keyed_defs).items():
-            filled_parameters[key] = {**filled_parameters.get(key, {}), parameter: Place.HOST_TENSOR}
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,

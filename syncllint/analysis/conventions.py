@@ -55,10 +55,14 @@ def factories_build_on_host(source: str) -> bool:
 # vLLM's and sglang's checkpoint loaders hand these parameters tensors in host memory (the
 # ``load_weights`` of every model and the weight loaders it calls): function pattern, parameter.
 _CHECKPOINT_PARAMETERS = (("load_weights", "weights"), ("*weight_loader*", "loaded_weight"))
+_CHECKPOINT_FRAMEWORKS = frozenset(("vllm", "sglang"))
 
 
-def checkpoint_parameters(functions: Iterable[str]) -> dict[str, str]:
-    """``fn`` / ``self.fn`` among ``functions`` -> its parameter that receives checkpoint weights."""
+def checkpoint_parameters(functions: Iterable[str], imported: Iterable[str]) -> dict[str, str]:
+    """``fn`` / ``self.fn`` among ``functions`` -> its parameter that receives checkpoint weights, in
+    a module that imports (qualified names ``imported``) one of the frameworks whose loader calls it."""
+    if not any(name.split(".", 1)[0] in _CHECKPOINT_FRAMEWORKS for name in imported):
+        return {}
     found: dict[str, str] = {}
     for key in functions:
         name = key.rsplit(".", 1)[-1]

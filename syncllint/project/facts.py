@@ -12,6 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncllint.analysis.conventions import checkpoint_parameters
 from syncllint.project.places import (
     DEVICE,
     DEVICE_DATA,
@@ -122,6 +123,10 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     for name, definitions in methods.items():
         if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
             filled["self." + name] = _filled(definitions[0], local_calls.get("self." + name, []))
+    # The framework's loader is the caller of ``load_weights``: checkpoint weights are in host memory.
+    keys = [("self." + key.split(".", 1)[1]) if function.method else key for key, function in own.functions]
+    for key, parameter in checkpoint_parameters(keys, (qualified for _, qualified in own.aliases)).items():
+        filled.setdefault(key, {})[parameter] = HOST
     return ModuleFacts(
         tuple(sorted(returns.items())),
         tuple(sorted((key, tuple(sorted(params.items()))) for key, params in filled.items() if params)),
