@@ -14,12 +14,13 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import UNKNOWN, DeviceLiteral, Place, Value
 
 # ``t.is_cuda`` and the other accelerators' flags (``weight.is_npu`` in Ascend code); ``t.is_cpu``.
-_DEVICE_TESTS = frozenset(("is_cpu", "is_cuda", "is_npu", "is_xpu", "is_mps", "is_hpu", "is_xla", "is_mtia"))
+_DEVICE_TESTS = frozenset(("is_cpu", *("is_" + prefix for prefix in api.ACCELERATOR_PREFIXES)))
 # (expression, place it has): facts that hold on one side of a test.
 # A device variable's fact is the device it names (``if device.type == "cpu":``).
 Facts = tuple[tuple[cst.BaseExpression, Place | DeviceLiteral], ...]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.waits import (
     async_copy_destination,
@@ -20,10 +21,8 @@ from syncllint.analysis.waits import (
     is_async_copy_to_host,
 )
 
-# Methods that return a view of the same memory: the view is as unfinished as the tensor.
-VIEW_METHODS = frozenset(
-    "numpy squeeze unsqueeze view view_as permute transpose t expand expand_as narrow detach unflatten as_strided".split()
-)
+# A view of the same memory (``.numpy()`` of a host tensor too) is as unfinished as the tensor.
+_VIEWS = api.VIEW_METHODS | {"numpy"}
 
 @dataclass
 class _Frame:
@@ -47,7 +46,7 @@ class PendingCopies:
         """Whether ``expr`` is host data that an unfinished asynchronous copy is still writing."""
         if is_async_copy_to_host(expr, self):  # type: ignore[arg-type]
             return True
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in VIEW_METHODS:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
             return self.is_pending(expr.func.value)  # a view of the same memory (``.numpy()``, ``.squeeze(0)``)
         key = dotted_name(expr)
         return key is not None and key in self._pending[-1].names

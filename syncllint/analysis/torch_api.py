@@ -43,6 +43,10 @@ METADATA_METHODS = frozenset(
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
+# Methods that return a view of the same memory (no copy, no read of the data).
+VIEW_METHODS = frozenset(
+    "squeeze unsqueeze view view_as permute transpose t expand expand_as narrow detach unflatten as_strided".split()
+)
 # Fields of the named tuples torch ops return (``torch.sort(x).values``, ``cholesky_ex(a).L``):
 # tensors on the device of the op's inputs.
 RESULT_FIELDS = frozenset(

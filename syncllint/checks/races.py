@@ -14,7 +14,6 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.conditions import truth_tested
 from syncllint.analysis.imports import dotted_name
-from syncllint.analysis.pending import VIEW_METHODS
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.conversions import builtin_name
 from syncllint.diagnostics import Confidence
@@ -23,8 +22,8 @@ from syncllint.diagnostics import Confidence
 # (a new header over the same memory; ``reshape`` / ``flatten`` / ``contiguous`` may copy, so read).
 _NON_READING_METHODS = (
     api.METADATA_METHODS
-    | VIEW_METHODS
-    | frozenset(("record_stream", "copy_", "to", "cuda", "pin_memory", "share_memory_", "untyped_storage"))
+    | api.VIEW_METHODS
+    | frozenset(("record_stream", "copy_", "to", "cuda", "pin_memory", "share_memory_", "untyped_storage", "numpy"))
 )
 _READING_BUILTINS = frozenset(
     "int float bool complex str repr print format list tuple sorted max min sum any all".split()

@@ -17,6 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from syncllint.analysis.torch_api import VIEW_METHODS
 from syncllint.runtime import emulation_rules as rules
 from syncllint.runtime.context import INTERNAL, ActiveCheck, current_check
 from syncllint.runtime.emulation_cuda import CUDA_FAKES, report
@@ -35,7 +36,7 @@ _NUMPY_ERROR = "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu
 # Reading metadata of a tensor whose copy is still in flight is fine; reading its values is not.
 _METADATA = frozenset({"size", "dim", "numel", "is_pinned", "data_ptr", "element_size", "__len__", "shape", "dtype", "__get__"})
 # Views of a tensor whose copy is in flight read nothing; they are in flight themselves.
-_VIEWS = frozenset("squeeze unsqueeze view view_as permute transpose t expand expand_as narrow detach unflatten as_strided".split())
+_VIEWS = VIEW_METHODS
 
 
 @dataclass
