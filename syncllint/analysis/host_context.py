@@ -43,17 +43,11 @@ class HostContext:
     test_module: bool = False
     # ids of the FunctionDef nodes of a test module whose text shows an accelerator.
     shows_device: frozenset[int] = frozenset()
-    # Names of host hooks (``host-functions``) and the module functions they call.
+    # Names of host hooks (``host-functions``), pipeline steps, and the module functions they call.
     host_functions: frozenset[str] = frozenset()
-    # A transformers pipeline module: ``Pipeline.forward`` hands ``postprocess`` its model outputs
-    # moved to the CPU, and ``preprocess`` builds host tensors the base class moves to the device.
-    pipeline_module: bool = False
 
     def function_is_host(self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool) -> bool:
         name = node.name.value
-        if self.pipeline_module and enclosing_class is not None and enclosing_class.endswith("Pipeline"):
-            if name in _PIPELINE_HOST_STEPS:
-                return True
         if name in self.output_side:
             return False
         if parent_is_host or self.module_is_host or _named_for_cpu(name):
@@ -86,12 +80,15 @@ def host_context(
     # the module functions input processors' methods call (``build_flat_image_bool_length``).
     seeds = _matching(index, host_functions) | _host_class_methods(index)
     host_named = index.reached_from(seeds) - output_side
-    pipeline_module = fnmatch.fnmatch(path, "*transformers/pipelines/*")
-    if pipeline_module:  # what a pipeline's host steps call is host code too
-        host_named |= index.reached_from(_PIPELINE_HOST_STEPS & index.defs.keys())
+    if fnmatch.fnmatch(path, "*transformers/pipelines/*"):
+        # ``Pipeline.forward`` hands ``postprocess`` the model outputs moved to the CPU, and
+        # ``preprocess`` builds host tensors the base class moves: these steps are no output side.
+        steps = index.reached_from(_PIPELINE_HOST_STEPS & index.defs.keys())
+        output_side -= steps
+        host_named |= steps
     test_module = is_test_module(path)
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
-    return HostContext(module_is_host, output_side, test_module, shows_device, host_named, pipeline_module)
+    return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
 
 
 def is_test_module(path: str) -> bool:

@@ -61,7 +61,10 @@ class ModuleIndex(cst.CSTVisitor):
             self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
             self.calls.setdefault(name, set())
             self._stack.append(name)
-            self._not_accelerators.append(_cpu_default_params(node.params) | _borrowed_devices(node))
+            # Only device evidence (test modules) asks which device names are no accelerator.
+            self._not_accelerators.append(
+                _cpu_default_params(node.params) | _borrowed_devices(node) if self._device_evidence else frozenset()
+            )
         elif isinstance(node, cst.ClassDef):
             self._classes += 1
             self._class_names.append(node.name.value)
