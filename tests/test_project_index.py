@@ -393,3 +393,24 @@ def test_a_declared_numpy_field_does_not_make_a_submodule_of_that_name_host_data
             return features.to(device=self.audio.device)
     """
     assert findings(tmp_path, package(fields=fields, model=model), "pkg/model.py") == []
+
+
+def test_a_write_into_a_local_keeps_it_assigned_once_and_a_rebinding_does_not(tmp_path: Path) -> None:
+    helper = """
+    import torch
+
+    def _activations():
+        x = torch.randn(4, 4)
+        x[:, ::2] *= 8.0
+        return x
+
+    def _rebound(make):
+        x = torch.randn(4, 4)
+        x, scale = make(x)
+        return x
+
+    def run(device, make):
+        return _activations().to(device), _rebound(make).to(device)
+    """
+    # ``x[...] *= 8.0`` writes into the host tensor; ``x, scale = make(x)`` may put anything in x.
+    assert findings(tmp_path, package(helper=helper), "pkg/helper.py") == [("SYNC202", 15)]

@@ -48,13 +48,24 @@ def assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
             continue
         # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
         for target in _other_bindings(statement):
-            twice.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            twice.update(_bound_names(target))
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody"):
                 pending.extend(getattr(statement, field, None) or ())
             for handler in getattr(statement, "handlers", None) or ():
                 pending.extend(handler.body)
     return {name: value for name, value in found.items() if name not in twice}
+
+
+def _bound_names(target: ast.expr) -> Iterator[str]:
+    """The names a target binds: ``a``, ``a, (b, *c)``; not ``x`` of ``x[i] *= 2`` or ``x.n = 1``."""
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
 
 
 def _other_bindings(statement: ast.stmt) -> list[ast.expr]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from syncllint.analysis.conventions import factories_build_on_host
@@ -119,6 +119,7 @@ class _Reader:
         self.calls: list[CallSummary] = []
         self.escaped: set[str] = set()
         self.attributes: dict[str, str] = {}
+        self._locals: dict[int, dict[str, ast.expr]] = {}
         self._own: set[str] = set()
 
     def read(self, tree: ast.Module) -> None:
@@ -136,7 +137,7 @@ class _Reader:
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
         top_level = {id(statement) for statement in _top_level(tree.body)}
         called: set[int] = set()
-        for node, locals_ in _nodes(tree):  # parents come before their children: a call before its callee
+        for node, locals_ in _nodes(tree, self.locals_of):  # parents come before their children: a call before its callee
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
                 self._call(node, locals_)
@@ -164,6 +165,13 @@ class _Reader:
                 place = OBJECT if builds_an_object(node.value) else self.places.attribute_place(node.value)
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
+
+    def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+        """A function's names assigned once (``assigned_once``), read once for its returns and its calls."""
+        found = self._locals.get(id(node))
+        if found is None:
+            found = self._locals[id(node)] = assigned_once(node.body)
+        return found
 
     def _note_fields(self, node: ast.ClassDef) -> None:
         for name, place in declared_fields(node, self.qualify):
@@ -231,11 +239,7 @@ def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, reader
         positional = positional[1:]
     defaults = dict(zip(reversed([a.arg for a in (*arguments.posonlyargs, *arguments.args)]), reversed(arguments.defaults)))
     defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-    locals_ = {
-        s.targets[0].id: s.value
-        for s in node.body
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-    }
+    locals_ = reader.locals_of(node)
     places = {reader.places.place_of(expr, locals_) for expr in _returned(node.body)}
     return FunctionSummary(
         tuple(positional),
@@ -266,7 +270,9 @@ def _returned(body: list[ast.stmt]) -> list[ast.expr]:
     return found
 
 
-def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
+def _nodes(
+    tree: ast.AST, locals_of: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], dict[str, ast.expr]]
+) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
     """Every node in source order, each before its children (cheaper than ``ast.walk``): a
     function's ``from x import f`` comes before its ``f(...)``. With each node, the simple
     assignments of the function it is in (``name = expr``, names assigned once)."""
@@ -275,7 +281,7 @@ def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
         node, locals_ = pending.pop()
         yield node, locals_
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            locals_ = assigned_once(node.body)
+            locals_ = locals_of(node)
         children: list[ast.AST] = []
         for field in node._fields:
             value = getattr(node, field, None)
