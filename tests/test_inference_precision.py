@@ -288,3 +288,17 @@ def test_vllm_checkpoint_weights_arrive_in_host_memory() -> None:
     assert codes(source.replace("from vllm.model_executor.model_loader.weight_utils import default_weight_loader\n", "")) == [
         "SYNC101"
     ]
+
+
+def test_a_weight_loader_defined_inside_a_method_gets_checkpoint_weights_too() -> None:
+    source = (
+        "import torch\nfrom vllm.distributed import get_tp_group\n\n"
+        "class Method:\n"
+        "    def create_weights(self, layer):\n"
+        "        def moe_wna16_weight_loader(param, loaded_weight, shard_id):\n"
+        "            device = get_tp_group().device\n"
+        "            loaded_weight = loaded_weight.to(device)\n"
+        "            param.data.copy_(loaded_weight)\n"
+        "        return moe_wna16_weight_loader\n"
+    )
+    assert codes(source) == ["SYNC202"]

@@ -125,6 +125,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
             filled["self." + name] = _filled(definitions[0], local_calls.get("self." + name, []))
     # The framework's loader is the caller of ``load_weights``: checkpoint weights are in host memory.
     keys = [("self." + key.split(".", 1)[1]) if function.method else key for key, function in own.functions]
+    keys += own.nested
     for key, parameter in checkpoint_parameters(keys, (qualified for _, qualified in own.aliases)).items():
         filled.setdefault(key, {})[parameter] = HOST
     return ModuleFacts(

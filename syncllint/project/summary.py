@@ -61,6 +61,9 @@ class FileSummary:
     # ``self.<name> = value`` in the module's methods: name -> HOST / DEVICE, or UNKNOWN_PLACE when
     # one assignment does not show (``None`` says nothing).
     attributes: tuple[tuple[str, str], ...] = ()
+    # Functions defined inside others (a model's ``weight_loader`` closure): names the module itself
+    # may hold facts for; other modules never call them, so ``exported`` drops them.
+    nested: tuple[str, ...] = ()
 
     def exported(self) -> FileSummary:
         """What other modules need, as the index stores it: the calls into them, the module's
@@ -75,6 +78,7 @@ class FileSummary:
                 if not f.method or f.returns is not None
             ),
             calls=tuple(call for call in self.calls if not call.target.startswith(own)),
+            nested=(),
         )
 
 
@@ -105,6 +109,7 @@ def summarize(source: str | bytes, module: str, is_package: bool, options: Summa
         tuple(reader.calls),
         frozenset(reader.escaped),
         tuple(sorted(reader.attributes.items())),
+        tuple(sorted(reader.nested)),
     )
 
 
@@ -120,20 +125,24 @@ class _Reader:
         self.escaped: set[str] = set()
         self.attributes: dict[str, str] = {}
         self._locals: dict[int, dict[str, ast.expr]] = {}
+        self.nested: set[str] = set()
         self._own: set[str] = set()
 
     def read(self, tree: ast.Module) -> None:
+        summarised: set[int] = set()
         for statement in _top_level(tree.body):
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 self._import(statement)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._own.add(statement.name)
                 self.functions[statement.name] = _function(statement, False, self)
+                summarised.add(id(statement))
             elif isinstance(statement, ast.ClassDef):
                 self.bases[statement.name] = tuple(filter(None, (self.qualify(b) for b in statement.bases)))
                 for member in statement.body:
                     if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions[f"{statement.name}.{member.name}"] = _function(member, True, self)
+                        summarised.add(id(member))
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
         top_level = {id(statement) for statement in _top_level(tree.body)}
         called: set[int] = set()
@@ -145,6 +154,8 @@ class _Reader:
                 self._note_attribute(node)
             elif isinstance(node, ast.ClassDef):
                 self._note_fields(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in summarised:
+                self.nested.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top_level:
                 self._import(node)  # ``from .api import plan`` inside the function that calls it
                 imported.update(local for local, q in self.aliases.items() if self._in_project(q))
