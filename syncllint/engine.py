@@ -18,6 +18,7 @@ from syncllint.analysis.conventions import (
 )
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import host_context, is_test_module
+from syncllint.analysis.host_usage import host_shown
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.module_index import ModuleIndex
 from syncllint.analysis.noqa import parse_noqa
@@ -212,6 +213,7 @@ def _walk(
     # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
     # called only there runs only there.
     walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()
+    walker.host_shown = host_shown(index.keyed_defs, source_text)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker
 

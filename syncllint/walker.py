@@ -9,9 +9,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from syncllint.analysis.allowed import with_allows
+from syncllint.analysis.arms import MovingArms
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import HostContext
-from syncllint.analysis.host_regions import HOST_FUNCTION, HostRegions
+from syncllint.analysis.host_regions import (
+    HOST_FUNCTION,
+    OFF_CUDA_REGION,
+    HostRegions,
+    runs_off_cuda,
+)
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.narrowing import Narrowing
@@ -71,6 +77,8 @@ class BatchedWalker(cst.CSTVisitor):
     h2d_helper: str | None = None
     # Module functions called only inside allowed regions (``ModuleIndex.only_called_when_allowed``).
     allowed_callees: frozenset[str] = frozenset()
+    # ``id(function)`` -> names its code shows are host tensors (``host_usage.host_shown``).
+    host_shown: dict[int, frozenset[str]] = {}
 
     def __init__(
         self,
@@ -97,6 +105,7 @@ class BatchedWalker(cst.CSTVisitor):
         self.builds_models_on_device = False
         self.init_only_methods: frozenset[str] = frozenset()  # run only while an object is built
         self._narrowing = Narrowing(inference)
+        self._arms = MovingArms(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
         self._hot_patterns = hot_path_functions
@@ -128,7 +137,9 @@ class BatchedWalker(cst.CSTVisitor):
         frame = self._frames[-1]
         if frame[0] > 0 or self._annotation_depth:
             return
-        if frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
+        if frame[3] == OFF_CUDA_REGION:
+            confidence = Confidence.LOW  # ``if current_platform.is_tpu():``: no CUDA queue to wait for
+        elif frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
             # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
             # tensors live on the host.
             confidence = Confidence.LOW
@@ -193,6 +204,9 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.If):
             for branch in self._narrowing.enter_if(node):
                 self._host_regions.mark(branch)
+            if runs_off_cuda(node.test):
+                self._host_regions.mark(node.body, OFF_CUDA_REGION)
+            self._arms.enter_if(node)
         elif isinstance(node, cst.BooleanOperation):
             self._narrowing.enter_and(node)
 
@@ -253,6 +267,10 @@ class BatchedWalker(cst.CSTVisitor):
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
         filled = self.inference.filled_parameters.get(("self." if method else "") + name, {})
+        shown = self.host_shown.get(id(node), frozenset())
+        if shown:  # ``x.numpy()`` in the body: the code itself says ``x`` is a host tensor
+            self.inference.show_host(shown)
+            filled = {**filled, **dict.fromkeys(shown, Place.HOST_TENSOR)}
         building = name == "__init__" or name in self.init_only_methods
         if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
@@ -286,6 +304,7 @@ class BatchedWalker(cst.CSTVisitor):
         self._host_regions.enter(node, self._frames[-1])
         self.inference.enter_block()
         self._narrowing.enter_suite(node)
+        self._arms.enter_suite(node)
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] += 1
@@ -296,6 +315,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.set_default_device(self._default_device_bodies[key])
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
+        self._arms.leave_suite(node)
         self._narrowing.leave_suite(node)
         self.inference.leave_block(_ends_flow(node))
         key = id(node)

@@ -402,3 +402,29 @@ def test_a_parameter_its_comment_calls_a_cpu_tensor_is_a_host_tensor() -> None:
         return num_active_loras.item(), lens.max().item()
     """
     assert found(source, "SYNC101") == [(7, Confidence.MEDIUM)]
+
+
+def test_a_device_taken_from_a_tensor_follows_a_later_assert_on_that_tensor() -> None:
+    source = """\
+    import torch
+
+    def replica_counts(mapping: torch.Tensor, n: int):
+        device = mapping.device
+        assert mapping.device.type == "cpu"
+        counts = torch.zeros(n, device=device)
+        return int(counts.max().item())
+
+    def unchecked(mapping: torch.Tensor, n: int):
+        device = mapping.device
+        counts = torch.zeros(n, device=device)
+        return int(counts.max().item())
+
+    def rebound(mapping: torch.Tensor, n: int):
+        device = mapping.device
+        device = pick_device()
+        assert mapping.device.type == "cpu"
+        counts = torch.zeros(n, device=device)
+        return int(counts.max().item())
+    """
+    # Asserted on the CPU: ``device`` names the CPU too. Unchecked or rebound: still reported.
+    assert [row for row, _ in found(source, "SYNC101")] == [12, 19]

@@ -46,6 +46,10 @@ class _Scope:
     names: dict[str, Value] = field(default_factory=dict)
     default_device: DeviceLiteral | None = None
     is_class: bool = False
+    # ``device = t.device``: the device names' owners, so a later ``assert t.is_cpu`` reaches them.
+    device_owners: dict[str, str] = field(default_factory=dict)
+    # Names bound once that the function's code shows are host tensors (``x.numpy()``: host_usage.py).
+    host_shown: frozenset[str] = frozenset()
 
 
 class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
@@ -100,6 +104,9 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         self._class_attrs.pop()
         self._scopes.pop()
 
+    def show_host(self, names: frozenset[str]) -> None:
+        self._scopes[-1].host_shown = names
+
     def set_default_device(self, device: DeviceLiteral | None) -> None:
         self._scopes[-1].default_device = device
 
@@ -129,12 +136,15 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                 prefix = target.value + "."
                 for stale in [k for k in names if k.startswith(prefix)]:
                     del names[stale]
+                self._scopes[-1].device_owners.pop(target.value, None)
             previous = self._scopes[-1].names.get(target.value) if rebinding else None
             if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
                 # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
                 # tensor is most likely a tensor still, though where is no longer certain.
                 place = Place.HOST_TENSOR if previous.place is Place.HOST_TENSOR else Place.TENSOR
                 value = Value(place, assumed=previous.assumed)
+            if target.value in self._scopes[-1].host_shown and value.place in (Place.TENSOR, Place.UNKNOWN):
+                value = Value(Place.HOST_TENSOR, value.dtype, value.zero_dim, rank=value.rank)
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
@@ -166,6 +176,16 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             self.bind(target, self._module_state(target, value, self.infer(value)))
             if pending:
                 self._mark_pending(target, True)
+            if isinstance(target, cst.Name):
+                owner = _device_owner(value)
+                if owner is None:
+                    self._scopes[-1].device_owners.pop(target.value, None)
+                else:
+                    self._scopes[-1].device_owners[target.value] = owner
+
+    def device_names_of(self, owner: str) -> list[str]:
+        """Names bound to ``<owner>.device`` in the current function and not rebound since."""
+        return [name for name, of in self._scopes[-1].device_owners.items() if of == owner]
 
     def _module_state(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
         """``self.w = torch.zeros(n)`` in a class: module state follows the module to its device
@@ -343,6 +363,13 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
 
 
 # Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
+def _device_owner(expr: cst.BaseExpression) -> str | None:
+    """``t.device`` -> ``"t"``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return dotted_name(expr.value)
+    return None
+
+
 def _is_self_attribute(target: cst.BaseExpression) -> bool:
     return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
 

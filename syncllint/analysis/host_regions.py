@@ -1,8 +1,9 @@
 """Blocks of a function that run only for host tensors: findings there read host data.
 
 ``if not t.is_cuda:`` (a CPU fallback), ``if device.type == "cpu":``, the code after
-``if t.is_cuda: return ...`` and a ``with torch.device("cpu"):`` body handle CPU inputs, so a
-tensor of unknown device read there is a host tensor too (its medium findings drop to low, as in
+``if t.is_cuda: return ...``, a ``with torch.device("cpu"):`` body and a branch for a platform
+without a CUDA queue (``if current_platform.is_cpu():`` / ``is_tpu()``, whose XLA tensors are
+lazy) handle other inputs than CUDA ones, so a tensor of unknown device read there is a host tensor too (its medium findings drop to low, as in
 host code). The function itself is not host code: a device argument there is still no host's.
 """
 
@@ -13,20 +14,37 @@ import libcst as cst
 # The host slot of a walker frame: host code by function (``forward_cpu``, a processor, a host
 # module), or a region of a function that runs only for host tensors.
 HOST_FUNCTION, HOST_REGION = 1, 2
+# A branch for a platform without a CUDA queue: nothing there waits for a CUDA GPU, not even a copy
+# of known host data (every finding drops to low).
+OFF_CUDA_REGION = 3
 HOST_SLOT = 3
+
+
+# Platform queries (``current_platform.is_tpu()``) whose branch runs where no CUDA queue is.
+_NON_CUDA_PLATFORMS = frozenset(("is_cpu", "is_tpu"))
+
+
+def runs_off_cuda(test: cst.BaseExpression) -> bool:
+    """``current_platform.is_cpu()`` / ``is_tpu()`` (a query without arguments, not ``t.is_cpu``)."""
+    return (
+        isinstance(test, cst.Call)
+        and not test.args
+        and isinstance(test.func, cst.Attribute)
+        and test.func.attr.value in _NON_CUDA_PLATFORMS
+    )
 
 
 class HostRegions:
     """Sets and restores the host slot of the walker's current frame as blocks are entered and left."""
 
     def __init__(self) -> None:
-        self._bodies: set[int] = set()  # blocks that run only for host tensors
+        self._bodies: dict[int, int] = {}  # blocks that run only for host tensors -> their kind
         self._saved: list[int] = []
         self._blocks: list[int] = []  # the blocks the walk is in, innermost last
         self._until: dict[int, int] = {}  # block -> host slot to restore when it ends
 
-    def mark(self, body: cst.BaseSuite) -> None:
-        self._bodies.add(id(body))
+    def mark(self, body: cst.BaseSuite, kind: int = HOST_REGION) -> None:
+        self._bodies[id(body)] = max(kind, self._bodies.get(id(body), 0))
 
     def rest_of_block(self, frame: list[int]) -> None:
         """From here to the end of the enclosing block (a device path above returned)."""
@@ -38,7 +56,8 @@ class HostRegions:
         self._blocks.append(id(block))
         if id(block) in self._bodies:
             self._saved.append(frame[HOST_SLOT])
-            frame[HOST_SLOT] = frame[HOST_SLOT] or HOST_REGION
+            kind = self._bodies[id(block)]
+            frame[HOST_SLOT] = kind if kind == OFF_CUDA_REGION else frame[HOST_SLOT] or kind
 
     def leave(self, block: cst.BaseSuite, frame: list[int]) -> None:
         key = id(block)

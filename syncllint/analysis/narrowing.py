@@ -158,6 +158,12 @@ class Narrowing:
                 continue
             saved.append(_Saved(expr, old))
             self._inference.bind(expr, replace(old, place=place, pinned=False, assumed=False, layer=False))
+            # ``device = t.device`` above ``assert t.device.type == "cpu"`` names the same device.
+            literal = DeviceLiteral.CPU if place is Place.HOST_TENSOR else DeviceLiteral.ACCELERATOR
+            for name in self._inference.device_names_of(dotted_name(expr) or ""):
+                held = cst.Name(name)
+                saved.append(_Saved(held, self._inference.infer(held)))
+                self._inference.bind(held, Value(Place.PYTHON, zero_dim=True, device_literal=literal))
         return saved
 
     def _restore(self, saved: list[_Saved]) -> None:
