@@ -248,7 +248,17 @@ def show(first: int, last: int, worklist: Path = WORKLIST) -> None:
             print(f"{mark}{i + 1:5d} {lines[i][:170]}")
 
 
+USAGE = """usage: sample.py draw-uniform ROUND [--fresh-files] | draw [PROJECT ...] | draw-extra
+       sample.py show-uniform FIRST[..LAST] [ROUND] | show FIRST[..LAST]"""
+
+
 if __name__ == "__main__":
+    named_round = len(sys.argv) > 2 and not sys.argv[2].startswith("-")
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help") or (
+        sys.argv[1] in ("draw-uniform", "show-uniform", "show") and not named_round
+    ):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
     if sys.argv[1] == "draw-extra":
         draw_extra()
     elif sys.argv[1] == "draw-uniform":
