@@ -52,6 +52,8 @@ DEFAULT_MODEL_INIT_MODULES = (
 DEFAULT_HOST_FUNCTIONS = (
     "get_mrope_input_positions", "_get_prompt_updates", "_call_hf_processor", "_get_mm_fields_config",
     "get_replacement*", "get_dummy_*", "_get_dummy_*", "process_mm_data_async", "compute_mrope_positions",
+    # A DataLoader's collate function batches what the dataset gives, in the loader, on the host.
+    "*collate*", "*_collator",
 )
 DEFAULT_OUTPUT_FUNCTIONS = ("post_process*", "postprocess*", "_post_process*", "*_postprocess*", "batch_decode", "decode")
 

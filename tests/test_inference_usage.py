@@ -92,3 +92,43 @@ def test_a_branch_for_a_platform_without_cuda_reports_nothing_above_low() -> Non
     """
     # TPU tensors are lazy XLA ones: the copy there waits for no CUDA queue.
     assert found(source, "SYNC202") == [(6, Confidence.LOW), (8, Confidence.HIGH)]
+
+
+def test_a_where_operand_built_on_the_device_variable_sits_beside_the_others() -> None:
+    source = """\
+    import torch
+
+    def anchors(shapes, device="cpu"):
+        parts = []
+        for h in shapes:
+            parts.append(torch.arange(h, device=device).float())
+        grid = torch.concat(parts)
+        valid = grid > 0.5
+        return torch.where(valid, grid, torch.full((), 1.0, device=device))
+
+    def fixed(grid: torch.Tensor):
+        return torch.where(grid > 0, grid, torch.full((), 1.0, device="cpu"))
+    """
+    # One ``device`` builds every operand (its "cpu" default is only the caller-less case); a CPU
+    # literal beside a tensor of unknown device is still reported.
+    assert [row for row, _ in found(source, "SYNC203")] == [12]
+
+
+def test_data_collators_batch_host_samples() -> None:
+    source = """\
+    import torch
+
+    def torch_default_data_collator(features):
+        first = features[0]
+        label = first["label"].item()
+        return torch.tensor([f["label"] for f in features]), label
+
+    class DataCollatorWithPadding:
+        def __call__(self, features):
+            return features[0]["input_ids"].tolist()
+
+    def forward(x):
+        return x["label"].item()
+    """
+    assert [(row, c) for row, c in found(source, "SYNC101") if c is not Confidence.LOW] == [(13, Confidence.MEDIUM)]
+    assert [c for _, c in found(source, "SYNC102")] in ([], [Confidence.LOW])

@@ -118,6 +118,14 @@ def test_a_public_function_without_a_project_caller_is_not_assumed_fed_by_anyone
     assert ("SYNC103", 5) in findings(tmp_path, package(policy=POLICY), "pkg/policy.py")
 
 
+def test_a_public_function_called_in_its_own_module_takes_what_those_calls_pass(tmp_path: Path) -> None:
+    own = POLICY + "\n\ndef plan(lens_cpu):\n    return rebalance(lens_cpu, 4)\n"
+    assert findings(tmp_path, package(policy=own), "pkg/policy.py") == []
+    # A call elsewhere with other data keeps the finding, as does a second local call.
+    other = "from pkg.policy import rebalance\n\ndef hot(load):\n    return rebalance(load, 2)\n"
+    assert ("SYNC103", 5) in findings(tmp_path, {"pkg/hot.py": other}, "pkg/policy.py")
+
+
 def test_a_function_passed_on_may_be_called_with_anything(tmp_path: Path) -> None:
     caller = """
     from pkg.policy import rebalance

@@ -111,8 +111,9 @@ def _host_class_methods(index: ModuleIndex) -> set[str]:
 
 
 def _is_host_class(name: str) -> bool:
-    """Input processors (``GlmAsrProcessor``, ``...ProcessingInfo``); not logits processors (on the device)."""
-    if name.endswith(HOST_CLASS_SUFFIXES):
+    """Input processors (``GlmAsrProcessor``, ``...ProcessingInfo``); not logits processors (on the device).
+    Data collators (``DataCollatorWithPadding``) batch a dataset's samples in the DataLoader, on the host."""
+    if name.endswith(HOST_CLASS_SUFFIXES) or "Collator" in name:
         return True
     return name.endswith("Processor") and "Logit" not in name
 

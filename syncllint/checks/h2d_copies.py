@@ -37,6 +37,8 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
         return None  # the CPU, a tensor (``x.to(other)``)
     named = ctx.qualify(target.func if isinstance(target, cst.Call) else target) or ""
     leaf = named.rsplit(".", 1)[-1]
+    if not leaf and isinstance(target, cst.Attribute):
+        leaf = target.attr.value  # ``.to(next(mlp.parameters()).dtype)``: no dotted name, still a dtype
     if isinstance(target, cst.SimpleString) or "dtype" in leaf or leaf.lower().startswith(_DTYPE_NAMES):
         # A string we cannot read; a dtype in a variable or ``torch.get_default_dtype()``; another
         # framework's type (``fx.Float32(a).to(fx.BFloat16)`` in a kernel DSL).

@@ -189,8 +189,14 @@ class HostTensorIntoDeviceOp(Rule):
                 self._report(node, "`index_put_` with CPU indices or a CPU value tensor", confidence, ctx)
         elif ctx.qualify(node.func) == "torch.where" and len(node.args) == 3:
             operands = [ctx.inference.infer(a.value) for a in node.args]
-            if any(v.place is Place.HOST_TENSOR for v in operands[1:]):
+            hosts = [a.value for a, v in zip(node.args[1:], operands[1:]) if v.place is Place.HOST_TENSOR]
+            if hosts:
                 best = max((c for v in operands if (c := _device_confidence(v)) is not None), default=None)
+                if best is Confidence.MEDIUM and all(_built_on_a_device_variable(h) for h in hosts):
+                    # ``torch.full((), v, device=device)`` beside tensors of unknown device: the code
+                    # builds its operands on one ``device``; a ``"cpu"`` default says only where that
+                    # device is when the caller names none.
+                    return
                 if best is not None:
                     self._report(node, "`torch.where` with a CPU tensor operand", best, ctx)
 
@@ -202,6 +208,11 @@ class HostTensorIntoDeviceOp(Rule):
             "waits for the GPU; keep index tensors on the device (or pass a Python scalar)",
             confidence,
         )
+
+
+def _built_on_a_device_variable(expr: cst.BaseExpression) -> bool:
+    device = keyword(expr, "device") if isinstance(expr, cst.Call) else None
+    return isinstance(device, (cst.Name, cst.Attribute))
 
 
 RULES = (DeviceDataIntoHostTensor, HostTensorIntoDeviceOp)

@@ -118,7 +118,9 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
             continue
         elsewhere = outside.get(key) or ()
         private = key.startswith("_") and not key.startswith("__")
-        if private or elsewhere:  # a public function may have callers beyond the project unless shown
+        # A public function may have callers beyond the project; where only the project's own calls
+        # are seen (in this module or elsewhere), they are the evidence there is.
+        if private or elsewhere or key in local_calls:
             filled[key] = _filled(function, [*local_calls.get(key, ()), *elsewhere])
     for name, definitions in methods.items():
         if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
