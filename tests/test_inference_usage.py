@@ -132,3 +132,31 @@ def test_data_collators_batch_host_samples() -> None:
     """
     assert [(row, c) for row, c in found(source, "SYNC101") if c is not Confidence.LOW] == [(13, Confidence.MEDIUM)]
     assert [c for _, c in found(source, "SYNC102")] in ([], [Confidence.LOW])
+
+
+def test_torch_helpers_that_return_python_values_are_no_tensors() -> None:
+    source = """\
+    import math
+    import torch
+    from torch import nn
+
+    def reset(weight: torch.Tensor, q: torch.Tensor):
+        fan_in = nn.init._calculate_correct_fan(weight, "fan_in")
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        usable = bool(torch.backends.cuda.can_use_flash_attention(q, False))
+        return bound, usable
+    """
+    assert [d.code for d in lint(source) if d.code.startswith("SYNC5")] == []
+
+
+def test_joined_tensors_share_the_device_of_a_host_part() -> None:
+    source = """\
+    import torch
+
+    def plan(prefix: torch.Tensor, other: torch.Tensor):
+        tau = torch.cat([torch.zeros(1, dtype=torch.float64), prefix])
+        both = prefix + torch.zeros(1)
+        return int(torch.argmax(tau)), int(torch.argmax(both))
+    """
+    # ``torch.cat`` cannot mix devices; arithmetic may (a 0-d host scalar), so ``both`` stays unknown.
+    assert [row for row, c in found(source, "SYNC501") if c is not Confidence.LOW] == [6]

@@ -422,3 +422,17 @@ def test_a_write_into_a_local_keeps_it_assigned_once_and_a_rebinding_does_not(tm
     """
     # ``x[...] *= 8.0`` writes into the host tensor; ``x, scale = make(x)`` may put anything in x.
     assert findings(tmp_path, package(helper=helper), "pkg/helper.py") == [("SYNC202", 15)]
+
+
+def test_a_size_passed_as_a_tensor_annotated_parameter_is_host_data(tmp_path: Path) -> None:
+    model = """
+    import torch
+
+    class Encoder(torch.nn.Module):
+        def _output_lengths(self, input_lengths: torch.LongTensor):
+            return int((input_lengths - 127) / 64 + 1)
+
+        def forward(self, x, attention_mask):
+            return self._output_lengths(attention_mask.shape[-1])
+    """
+    assert findings(tmp_path, package(model=model), "pkg/model.py") == []

@@ -28,6 +28,7 @@ from syncllint.analysis.values import (
     Place,
     Value,
     combine_operands,
+    compare_operands,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +43,9 @@ _DTYPE_BY_NAME = {
 }
 
 
+_JOINS = frozenset(
+    "torch." + n for n in "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
+)
 _TORCH_FULL_REDUCTIONS = frozenset(
     "torch." + n for n in "sum mean max min prod amax amin argmax argmin any all count_nonzero norm".split()
 )
@@ -213,7 +217,7 @@ class CallInference:
         for names, value in _RESULT_BY_API:
             if qualified in names:
                 return value
-        if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith("torch.cuda."):
+        if qualified in api.TORCH_HOST_FUNCTIONS or qualified.startswith(("torch.cuda.", "torch.backends.")):
             return PYTHON
         if qualified.rsplit(".", 1)[-1].startswith(api.HOST_QUERY_PREFIXES):
             return PYTHON  # torch.get_num_threads(), torch.is_grad_enabled(), torch.set_...
@@ -224,7 +228,9 @@ class CallInference:
         tensors = [v for v in args if v.is_tensor]
         if not tensors:
             return TENSOR if qualified.count(".") == 1 else UNKNOWN
-        result = combine_operands(tensors)
+        # ``torch.cat([torch.zeros(1), prefix])``: joined tensors share one device, so a host part
+        # shows where the rest is (as in a comparison; arithmetic may mix in a 0-d host scalar).
+        result = compare_operands(tensors) if qualified in _JOINS else combine_operands(tensors)
         if qualified in api.TORCH_BOOL_FUNCTIONS:
             result = result.with_dtype(DType.BOOL)
         if qualified in _TORCH_FULL_REDUCTIONS and len(call.args) == 1:

@@ -79,7 +79,8 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "save compile jit.script jit.trace no_grad inference_mode enable_grad "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
         "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties "
-        "broadcast_shapes result_type promote_types can_cast typename"
+        "broadcast_shapes result_type promote_types can_cast typename "
+        "nn.init.calculate_gain nn.init._calculate_fan_in_and_fan_out nn.init._calculate_correct_fan"
     ).split()
 )
 

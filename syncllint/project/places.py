@@ -23,7 +23,10 @@ _SAME_PLACE = frozenset(
     "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
     "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
 )
-_HOST_METHODS = frozenset(("cpu", "numpy", "tolist"))
+# Results in host memory: copies to the host, and sizes (``x.size(0)``, ``x.numel()``: Python ints).
+_HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "stride", "nelement"))
+_SIZE_ATTRIBUTES = frozenset(("shape", "ndim"))  # ``attention_mask.shape[-1]``: a Python int
+_PYTHON_NUMBERS = frozenset(("len", "int", "float", "bool"))
 _DEVICE_SUFFIXES = ("_gpu", "_cuda")
 _HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
 # Reads of a container that keep its elements' place: ``state_dict.get(name)`` of a host state dict.
@@ -102,6 +105,8 @@ class PlaceReader:
             return False  # a local reset to ``None`` says nothing of what it holds elsewhere
         if isinstance(expr, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.JoinedStr)):
             return True
+        if isinstance(expr, ast.Attribute) and expr.attr in _SIZE_ATTRIBUTES:
+            return True
         if isinstance(expr, (ast.Name, ast.Attribute)):
             leaf = expr.id if isinstance(expr, ast.Name) else expr.attr
             if leaf.endswith(self.suffixes) or "_cpu_" in leaf:
@@ -128,6 +133,8 @@ class PlaceReader:
             if method in _SAME_PLACE or method in _CONTAINER_READS:
                 return self.shows_host(expr.func.value, locals_, depth)
         qualified = self.qualify(expr.func) or ""
+        if qualified in _PYTHON_NUMBERS:
+            return True
         if qualified in _HOST_LOADERS:  # a checkpoint loader (``load_file(path)``): a dict of host tensors
             return _string(_keyword(expr, "device")) in (None, "cpu")
         if qualified in api.TORCH_FACTORIES:
