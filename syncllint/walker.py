@@ -9,18 +9,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from syncllint.analysis.allowed import with_allows
-from syncllint.analysis.arms import MovingArms
+from syncllint.analysis.blocks import BlockFacts, ends_flow
 from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.function_kinds import is_kernel, is_torch_module
 from syncllint.analysis.host_context import HostContext
-from syncllint.analysis.host_regions import (
-    HOST_FUNCTION,
-    OFF_CUDA_REGION,
-    HostRegions,
-    runs_off_cuda,
-)
-from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
+from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
-from syncllint.analysis.narrowing import Narrowing
 from syncllint.analysis.values import (
     PYTHON,
     DeviceLiteral,
@@ -32,8 +27,6 @@ from syncllint.traversal import subclasses
 
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 
-# Decorators from these modules compile the function into device code.
-_KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
 
 _COMPOUND = (
     cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar, cst.FunctionDef, cst.ClassDef, cst.Match,
@@ -104,8 +97,7 @@ class BatchedWalker(cst.CSTVisitor):
         # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
         self.builds_models_on_device = False
         self.init_only_methods: frozenset[str] = frozenset()  # run only while an object is built
-        self._narrowing = Narrowing(inference)
-        self._arms = MovingArms(inference)
+        self._blocks = BlockFacts(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
         self._hot_patterns = hot_path_functions
@@ -117,7 +109,6 @@ class BatchedWalker(cst.CSTVisitor):
         self._loop_bodies: set[int] = set()
         self._statements: list[cst.CSTNode] = []
         self._saved_devices: list[DeviceLiteral | None] = []
-        self._host_regions = HostRegions()
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
         # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
         self._annotation_depth = 0
@@ -185,7 +176,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.bind_parameters(node.params, tensor_by_default=False)
         elif isinstance(node, cst.ClassDef):
             self._classes.append(node.name.value)
-            self._torch_module_classes.append(_is_torch_module(node))
+            self._torch_module_classes.append(is_torch_module(node))
             self.inference.enter_class()
         elif isinstance(node, cst.With):
             self._enter_with(node)
@@ -202,13 +193,9 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.BaseSuite):
             self._enter_suite(node)
         elif isinstance(node, cst.If):
-            for branch in self._narrowing.enter_if(node):
-                self._host_regions.mark(branch)
-            if runs_off_cuda(node.test):
-                self._host_regions.mark(node.body, OFF_CUDA_REGION)
-            self._arms.enter_if(node)
+            self._blocks.enter_if(node)
         elif isinstance(node, cst.BooleanOperation):
-            self._narrowing.enter_and(node)
+            self._blocks.enter_and(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if type(original_node) in _LEAVE_KINDS:
@@ -247,12 +234,11 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
         elif isinstance(node, cst.If):
-            if self._narrowing.leave_if(node, _ends_flow(node.body)):
-                self._host_regions.rest_of_block(self._frames[-1])  # the device path returned above
+            self._blocks.leave_if(node, self._frames[-1])
         elif isinstance(node, cst.Assert):
-            self._narrowing.assert_(node)
+            self._blocks.assert_(node)
         elif isinstance(node, cst.BooleanOperation):
-            self._narrowing.leave_and(node)
+            self._blocks.leave_and(node)
 
     # -- helpers ----------------------------------------------------------------------------
     def _enter_function(self, node: cst.FunctionDef) -> None:
@@ -262,7 +248,7 @@ class BatchedWalker(cst.CSTVisitor):
         host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]))
         # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
         # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
-        allowed = self._is_kernel(node) or name in self.allowed_callees
+        allowed = is_kernel(node, self.imports) or name in self.allowed_callees
         self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
@@ -277,17 +263,6 @@ class BatchedWalker(cst.CSTVisitor):
         # ``forward`` of a module gets tensors unless annotated otherwise.
         self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled=filled)
 
-    def _is_kernel(self, node: cst.FunctionDef) -> bool:
-        for decorator in node.decorators:
-            expr = decorator.decorator
-            if isinstance(expr, cst.Call):
-                expr = expr.func
-            # ``triton.jit``, but also re-exports such as ``vllm.triton_utils.triton.jit``.
-            modules = (self.imports.qualify(expr) or "").split(".")[:-1]
-            if any(part in _KERNEL_DECORATOR_MODULES for part in modules):
-                return True
-        return False
-
     def _enter_with(self, node: cst.With) -> None:
         if with_allows(node, self.imports, self._allowed_contexts):
             self._allowing_bodies.add(id(node.body))
@@ -296,15 +271,13 @@ class BatchedWalker(cst.CSTVisitor):
             if isinstance(call, cst.Call) and self.imports.qualify(call.func) == "torch.device":
                 self._default_device_bodies[id(node.body)] = self.inference.device_spec(call)
                 if self._default_device_bodies[id(node.body)] is DeviceLiteral.CPU:
-                    self._host_regions.mark(node.body)
+                    self._blocks.mark_host(node.body)
             if item.asname is not None:
                 self.inference.bind(item.asname.name, self.inference.infer(item.item))
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
-        self._host_regions.enter(node, self._frames[-1])
         self.inference.enter_block()
-        self._narrowing.enter_suite(node)
-        self._arms.enter_suite(node)
+        self._blocks.enter_suite(node, self._frames[-1])
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] += 1
@@ -315,9 +288,8 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.set_default_device(self._default_device_bodies[key])
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
-        self._arms.leave_suite(node)
-        self._narrowing.leave_suite(node)
-        self.inference.leave_block(_ends_flow(node))
+        self._blocks.leave_suite(node, self._frames[-1])
+        self.inference.leave_block(ends_flow(node))
         key = id(node)
         if key in self._allowing_bodies:
             self._frames[-1][0] -= 1
@@ -325,7 +297,6 @@ class BatchedWalker(cst.CSTVisitor):
             self._frames[-1][1] -= 1
         if key in self._default_device_bodies:
             self.inference.set_default_device(self._saved_devices.pop())
-        self._host_regions.leave(node, self._frames[-1])
 
     def _bind_annotated(self, node: cst.AnnAssign) -> None:
         value = self.inference.infer(node.value) if node.value is not None else None
@@ -342,31 +313,3 @@ class BatchedWalker(cst.CSTVisitor):
         if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "torch.set_default_device":
             arg = expr.args[0].value if expr.args else None
             self.inference.set_default_device(self.inference.device_spec(arg))
-
-
-def _ends_flow(suite: cst.BaseSuite) -> bool:
-    """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
-    last: cst.CSTNode | None = None
-    if isinstance(suite, cst.IndentedBlock) and suite.body:
-        statement = suite.body[-1]
-        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
-            last = statement.body[-1]
-    elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
-        last = suite.body[-1]
-    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))
-
-
-_FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
-
-
-
-def _is_torch_module(node: cst.ClassDef) -> bool:
-    """A class that derives from a ``Module``, or from another class and defines ``forward``: an
-    ``nn.Module`` by its shape (a plain class with ``forward``, such as a lazily built runner, is not)."""
-    bases = [(dotted_name(base.value) or "").rsplit(".", 1)[-1] for base in node.bases if base.keyword is None]
-    if "Module" in bases:
-        return True
-    if not [name for name in bases if name and name != "object"]:
-        return False
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)

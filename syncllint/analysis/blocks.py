@@ -1,0 +1,69 @@
+"""What the walk learns from the block structure of a function: device checks, host-only regions
+and ``if``/``else`` arms, kept up to date as ``if`` statements, blocks and asserts are entered and left.
+
+Three analyses read the same events: ``Narrowing`` (``if t.is_cuda:`` / ``assert t.is_cpu``),
+``HostRegions`` (blocks that run only for host tensors) and ``MovingArms`` (an ``else`` that must
+not see the ``if`` arm's move). The walker drives them through this one object.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.arms import MovingArms
+from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.host_regions import OFF_CUDA_REGION, HostRegions, runs_off_cuda
+from syncllint.analysis.narrowing import Narrowing
+
+
+class BlockFacts:
+    def __init__(self, inference: DeviceInference) -> None:
+        self._narrowing = Narrowing(inference)
+        self._arms = MovingArms(inference)
+        self._regions = HostRegions()
+
+    def enter_if(self, node: cst.If) -> None:
+        for branch in self._narrowing.enter_if(node):
+            self._regions.mark(branch)
+        if runs_off_cuda(node.test):
+            self._regions.mark(node.body, OFF_CUDA_REGION)
+        self._arms.enter_if(node)
+
+    def leave_if(self, node: cst.If, frame: list[int]) -> None:
+        if self._narrowing.leave_if(node, ends_flow(node.body)):
+            self._regions.rest_of_block(frame)  # the device path returned above
+
+    def mark_host(self, body: cst.BaseSuite) -> None:
+        """A block that runs for host tensors only (``with torch.device("cpu"):``)."""
+        self._regions.mark(body)
+
+    def enter_suite(self, node: cst.BaseSuite, frame: list[int]) -> None:
+        self._regions.enter(node, frame)
+        self._narrowing.enter_suite(node)
+        self._arms.enter_suite(node)
+
+    def leave_suite(self, node: cst.BaseSuite, frame: list[int]) -> None:
+        self._arms.leave_suite(node)
+        self._narrowing.leave_suite(node)
+        self._regions.leave(node, frame)
+
+    def assert_(self, node: cst.Assert) -> None:
+        self._narrowing.assert_(node)
+
+    def enter_and(self, node: cst.BooleanOperation) -> None:
+        self._narrowing.enter_and(node)
+
+    def leave_and(self, node: cst.BooleanOperation) -> None:
+        self._narrowing.leave_and(node)
+
+
+def ends_flow(suite: cst.BaseSuite) -> bool:
+    """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
+    last: cst.CSTNode | None = None
+    if isinstance(suite, cst.IndentedBlock) and suite.body:
+        statement = suite.body[-1]
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            last = statement.body[-1]
+    elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
+        last = suite.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))

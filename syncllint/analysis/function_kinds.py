@@ -1,0 +1,35 @@
+"""Kinds of definitions the walk treats apart: device kernels and ``nn.Module`` classes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from syncllint.analysis.imports import ImportMap, dotted_name
+
+# Decorators from these modules compile the function into device code.
+_KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
+_FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
+
+
+def is_kernel(node: cst.FunctionDef, imports: ImportMap) -> bool:
+    """``@triton.jit`` (also re-exported: ``vllm.triton_utils.triton.jit``): the body runs on the device."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        modules = (imports.qualify(expr) or "").split(".")[:-1]
+        if any(part in _KERNEL_DECORATOR_MODULES for part in modules):
+            return True
+    return False
+
+
+def is_torch_module(node: cst.ClassDef) -> bool:
+    """A class that derives from a ``Module``, or from another class and defines ``forward``: an
+    ``nn.Module`` by its shape (a plain class with ``forward``, such as a lazily built runner, is not)."""
+    bases = [(dotted_name(base.value) or "").rsplit(".", 1)[-1] for base in node.bases if base.keyword is None]
+    if "Module" in bases:
+        return True
+    if not [name for name in bases if name and name != "object"]:
+        return False
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)
