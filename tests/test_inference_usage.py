@@ -160,3 +160,18 @@ def test_joined_tensors_share_the_device_of_a_host_part() -> None:
     """
     # ``torch.cat`` cannot mix devices; arithmetic may (a 0-d host scalar), so ``both`` stays unknown.
     assert [row for row, c in found(source, "SYNC501") if c is not Confidence.LOW] == [6]
+
+
+def test_rows_of_a_tensor_by_convention_are_no_surer_than_it() -> None:
+    source = """\
+    import torch
+
+    def build(case, seq_lens_cpu):
+        seq_lens = case.seq_lens
+        for req, seq_len in enumerate(seq_lens):
+            for pos in range(seq_len):
+                pass
+    """
+    # ``seq_lens`` beside ``seq_lens_cpu`` is a device tensor by naming convention only: its rows
+    # in ``range()`` are reported low, not medium.
+    assert found(source, "SYNC504") == [(6, Confidence.LOW)]
