@@ -14,7 +14,7 @@ visited with libcst's own ``visit``. tests/test_traversal.py checks that both wa
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 
 import libcst as cst
@@ -98,3 +98,17 @@ class Walker:
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, keep: Iterable[type] = ()) -> None:
     """Visit ``node`` and its descendants with ``visitor`` (read-only), skipping trivia."""
     Walker(visitor, keep).walk(node)
+
+
+def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements written directly in a block (not in its nested blocks)."""
+    for line in suite.body if isinstance(suite, cst.IndentedBlock) else ():
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for statement in line.body:
+            if (
+                isinstance(statement, cst.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0].target, cst.Name)
+            ):
+                yield statement.targets[0].target.value, statement.value

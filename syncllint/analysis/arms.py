@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.values import Value
+from syncllint.traversal import name_assignments
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -69,19 +70,7 @@ class MovingArms:
 
 def _self_moves(body: cst.BaseSuite) -> list[str]:
     """Names the block's own statements rebind as moves of themselves: ``x = x.to(device)``."""
-    found: list[str] = []
-    for line in body.body if isinstance(body, cst.IndentedBlock) else ():
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for statement in line.body:
-            if (
-                isinstance(statement, cst.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0].target, cst.Name)
-                and _moves(statement.value, statement.targets[0].target.value)
-            ):
-                found.append(statement.targets[0].target.value)
-    return found
+    return [name for name, value in name_assignments(body) if _moves(value, name)]
 
 
 def _moves(value: cst.BaseExpression, name: str) -> bool:

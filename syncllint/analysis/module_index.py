@@ -16,7 +16,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
-from syncllint.traversal import walk
+from syncllint.traversal import name_assignments, walk
 
 
 class ModuleIndex(cst.CSTVisitor):
@@ -153,24 +153,14 @@ def _cpu_default_params(params: cst.Parameters) -> frozenset[str]:
 def _borrowed_devices(node: cst.FunctionDef) -> frozenset[str]:
     """``device = lengths.device`` at the top of a function: wherever ``lengths`` is, like
     ``device=lengths.device`` itself (no accelerator shown)."""
-    if not isinstance(node.body, cst.IndentedBlock):
-        return frozenset()
-    found: set[str] = set()
-    for line in node.body.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for statement in line.body:
-            if (
-                isinstance(statement, cst.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0].target, cst.Name)
-                and isinstance(statement.value, cst.Attribute)
-                and statement.value.attr.value == "device"
-                and isinstance(statement.value.value, cst.Name)
-                and statement.value.value.value not in ("self", "cls")
-            ):
-                found.add(statement.targets[0].target.value)
-    return frozenset(found)
+    return frozenset(
+        name
+        for name, value in name_assignments(node.body)
+        if isinstance(value, cst.Attribute)
+        and value.attr.value == "device"
+        and isinstance(value.value, cst.Name)
+        and value.value.value not in ("self", "cls")
+    )
 
 
 def _shows_device(node: cst.CSTNode, not_accelerators: frozenset[str] = frozenset()) -> bool:
