@@ -175,3 +175,18 @@ def test_rows_of_a_tensor_by_convention_are_no_surer_than_it() -> None:
     # ``seq_lens`` beside ``seq_lens_cpu`` is a device tensor by naming convention only: its rows
     # in ``range()`` are reported low, not medium.
     assert found(source, "SYNC504") == [(6, Confidence.LOW)]
+
+
+def test_tensors_read_from_a_safetensors_file_are_in_host_memory() -> None:
+    source = """\
+    import torch
+    from safetensors import safe_open
+
+    def scale_of(path, name, device):
+        with safe_open(path, framework="pt", device="cpu") as checkpoint:
+            scale = checkpoint.get_tensor(name)
+        on_gpu = scale.to(device)
+        return scale.item()
+    """
+    assert found(source, "SYNC101") == []
+    assert [row for row, _ in found(source, "SYNC202")] == [7]

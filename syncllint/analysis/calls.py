@@ -168,6 +168,11 @@ class CallInference:
         if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
             device = keyword(call, "device") or positional(call, 1)
             return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
+        if qualified in ("safetensors.safe_open", "safetensors.torch.safe_open"):
+            # ``with safe_open(path, framework="pt") as f: f.get_tensor(name)``: read into host memory
+            # unless a device is named.
+            device = keyword(call, "device")
+            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
         if qualified in api.PYTHON_RESULT_BUILTINS and not self.imports.is_imported(qualified):
             if qualified in ("sum", "max", "min", "next", "abs"):
                 args = [self.infer(a.value) for a in call.args]
@@ -275,7 +280,7 @@ class CallInference:
         if method in ("get_state", "get_rng_state"):
             return HOST_TENSOR  # ``Generator.get_state()``, ``get_rng_state()``: CPU ByteTensors
         owner = self.infer(func.value)
-        if method in ("items", "values", "get", "pop") and owner.place is Place.HOST_TENSOR:
+        if method in ("items", "values", "get", "pop", "get_tensor") and owner.place is Place.HOST_TENSOR:
             return HOST_TENSOR  # what ``torch.load(p, map_location="cpu")`` holds is on the host
         if method in api.NON_TENSOR_METHODS:
             return UNKNOWN  # ``name.endswith(...)``: whatever the receiver is, it is no tensor
