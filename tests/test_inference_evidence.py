@@ -155,6 +155,23 @@ def test_fields_registered_keep_on_cpu_are_host_data() -> None:
     assert [row for row, conf in found(KEPT_ON_CPU, "SYNC102") if conf >= Confidence.MEDIUM] == [21]
 
 
+def test_one_item_of_a_plural_field_kept_on_cpu_is_host_data() -> None:
+    source = """\
+    import torch
+
+    class Processor:
+        def _get_mm_fields_config(self, hf_inputs, hf_processor_mm_kwargs):
+            return dict(images_spatial_crop=MultiModalFieldConfig.batched("image", keep_on_cpu=True))
+
+    class Model(torch.nn.Module):
+        def _tokens(self, image_spatial_crop: torch.Tensor, images_crop: torch.Tensor):
+            crop = image_spatial_crop.tolist()
+            return crop, images_crop.tolist()
+    """
+    # ``image_spatial_crop`` is one image's ``images_spatial_crop``; ``images_crop`` is another field.
+    assert [row for row, conf in found(source, "SYNC102") if conf >= Confidence.MEDIUM] == [10]
+
+
 def test_a_device_parameter_defaulting_to_none_is_a_guess() -> None:
     source = "import torch\n\ndef rope(config, device=None):\n    f = torch.arange(4)\n    return f.to(device)\n"
     assert found(source, "SYNC202") == [(5, Confidence.LOW)]

@@ -55,7 +55,10 @@ class NamingConventions:
         return None
 
     def _ends_a_host_key(self, leaf: str) -> bool:
-        """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host."""
+        """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host; one item's
+        ``image_spatial_crop`` when ``images_spatial_crop`` is."""
+        if "_" in leaf.strip("_") and any(_singular(key) == leaf for key in self._host_keys):
+            return True
         tail = "_" + leaf
         # Compound names only: ``grid_thw``, not ``mask`` or ``lengths`` (``feature_attention_mask``).
         return "_" in leaf.strip("_") and any(key.endswith(tail) for key in self._host_keys)
@@ -65,6 +68,11 @@ class NamingConventions:
         if isinstance(index, cst.Index):
             index = index.value
         return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
+
+
+def _singular(key: str) -> str:
+    """``images_spatial_crop`` -> ``image_spatial_crop``: each plural word of a name made singular."""
+    return "_".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in key.split("_"))
 
 
 def names_a_class(expr: cst.BaseExpression) -> bool:
