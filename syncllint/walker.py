@@ -11,7 +11,11 @@ import libcst as cst
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.blocks import BlockFacts, ends_flow
 from syncllint.analysis.devices import DeviceInference
-from syncllint.analysis.function_kinds import is_kernel, is_torch_module
+from syncllint.analysis.function_kinds import (
+    exposes_device_memory,
+    is_kernel,
+    is_torch_module,
+)
 from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
 from syncllint.analysis.imports import ImportMap
@@ -177,6 +181,8 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.ClassDef):
             self._classes.append(node.name.value)
             self._torch_module_classes.append(is_torch_module(node))
+            if exposes_device_memory(node):
+                self.inference.device_memory_classes.add(node.name.value)
             self.inference.enter_class()
         elif isinstance(node, cst.With):
             self._enter_with(node)

@@ -190,3 +190,23 @@ def test_tensors_read_from_a_safetensors_file_are_in_host_memory() -> None:
     """
     assert found(source, "SYNC101") == []
     assert [row for row, _ in found(source, "SYNC202")] == [7]
+
+
+def test_an_object_describing_device_memory_is_no_host_data() -> None:
+    source = """\
+    import torch
+
+    class DeviceBytes:
+        def __init__(self, ptr, n):
+            self.__cuda_array_interface__ = {"shape": (n,), "typestr": "|u1", "data": (ptr, False), "version": 3}
+
+    class Plain:
+        def __init__(self, ptr, n):
+            self.data = (ptr, n)
+
+    def views(ptr, n, device):
+        a = torch.as_tensor(DeviceBytes(ptr, n), device=device)
+        b = torch.as_tensor(Plain(ptr, n), device=device)
+        return a, b
+    """
+    assert [row for row, _ in found(source, "SYNC201")] == [13]

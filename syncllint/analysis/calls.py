@@ -92,6 +92,8 @@ class CallInference:
     """Mixin of DeviceInference; ``infer`` and ``imports`` come from there."""
 
     imports: ImportMap
+    # Module classes exposing ``__cuda_array_interface__``: their objects are views of device memory.
+    device_memory_classes: set[str]
 
     if TYPE_CHECKING:  # provided by DeviceInference; declared here for the type checker only
 
@@ -152,6 +154,8 @@ class CallInference:
     # -- calls ------------------------------------------------------------------------------
     def infer_call(self, call: cst.Call) -> Value:
         func = call.func
+        if isinstance(func, cst.Name) and func.value in self.device_memory_classes:
+            return DEVICE_TENSOR  # ``torch.as_tensor(_DeviceBytes(ptr, n), device=d)``: no host data
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own

@@ -81,6 +81,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         self.filled_parameters = filled_parameters or {}
         # Attribute names that every ``self.<name> = ...`` of the project fills with host data.
         self._host_attributes = host_attributes
+        self.device_memory_classes: set[str] = set()
         self._scopes: list[_Scope] = [_Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []

@@ -1,10 +1,12 @@
-"""Kinds of definitions the walk treats apart: device kernels and ``nn.Module`` classes."""
+"""Kinds of definitions the walk treats apart: device kernels, ``nn.Module`` classes and views of
+device memory."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.traversal import walk
 
 # Decorators from these modules compile the function into device code.
 _KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
@@ -33,3 +35,30 @@ def is_torch_module(node: cst.ClassDef) -> bool:
         return False
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)
+
+
+def exposes_device_memory(node: cst.ClassDef) -> bool:
+    """A class that defines ``__cuda_array_interface__`` (a method, a property, or an attribute its
+    methods set): its objects describe device memory, so ``torch.as_tensor(obj, device=d)`` wraps
+    them without a host copy."""
+    finder = _InterfaceFinder()
+    walk(node.body, finder)
+    return finder.found
+
+
+class _InterfaceFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.FunctionDef) and node.name.value == _INTERFACE:
+            self.found = True
+        elif isinstance(node, cst.AssignTarget):
+            target = node.target
+            name = target.attr.value if isinstance(target, cst.Attribute) else getattr(target, "value", None)
+            self.found = self.found or name == _INTERFACE
+        return not self.found and not isinstance(node, (cst.ClassDef, cst.Lambda))
+
+
+_INTERFACE = "__cuda_array_interface__"
