@@ -178,7 +178,8 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             if pending:
                 self._mark_pending(target, True)
             if isinstance(target, cst.Name):
-                owner = _device_owner(value)
+                held = device_owner(value)
+                owner = dotted_name(held) if held is not None else None
                 if owner is None:
                     self._scopes[-1].device_owners.pop(target.value, None)
                 else:
@@ -363,11 +364,10 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
 
 
-# Libraries of host-side tables and arrays whose methods share tensor names (``unique``, ``item``).
-def _device_owner(expr: cst.BaseExpression) -> str | None:
-    """``t.device`` -> ``"t"``."""
+def device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``t.device`` -> ``t``: the tensor whose device the expression names."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
-        return dotted_name(expr.value)
+        return expr.value
     return None
 
 

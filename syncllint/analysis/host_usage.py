@@ -14,16 +14,12 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
 
 # Methods that raise for a CUDA tensor: called on a tensor, they show it is on the host.
 _HOST_ONLY_METHODS = frozenset(("numpy", "pin_memory"))
-# Methods between the tensor and the host-only call that keep its device (``x.detach().float()``).
-_SAME_DEVICE_METHODS = frozenset(
-    "detach float double half bfloat16 int long bool contiguous clone view reshape flatten squeeze unsqueeze "
-    "abs ravel".split()
-)
 # Words in a test that ask where a tensor is: usages under such a test say nothing unconditional.
 _DEVICE_WORDS = ("device", "is_cuda", "is_cpu", "cuda", "cpu")
 _ROUNDS = 4  # callers of callers: a short chain is enough, and it bounds the work
@@ -137,7 +133,7 @@ class _Scan(cst.CSTVisitor):
         while (
             isinstance(receiver, cst.Call)
             and isinstance(receiver.func, cst.Attribute)
-            and receiver.func.attr.value in _SAME_DEVICE_METHODS
+            and receiver.func.attr.value in api.SAME_PLACE_METHODS
         ):
             receiver = receiver.func.value
         if isinstance(receiver, cst.Name):

@@ -14,6 +14,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
+from syncllint.analysis.devices import device_owner
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
@@ -156,10 +157,7 @@ def _borrowed_devices(node: cst.FunctionDef) -> frozenset[str]:
     return frozenset(
         name
         for name, value in name_assignments(node.body)
-        if isinstance(value, cst.Attribute)
-        and value.attr.value == "device"
-        and isinstance(value.value, cst.Name)
-        and value.value.value not in ("self", "cls")
+        if isinstance(owner := device_owner(value), cst.Name) and owner.value not in ("self", "cls")
     )
 
 

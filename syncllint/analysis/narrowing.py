@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.devices import DeviceInference, device_owner
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import UNKNOWN, DeviceLiteral, Place, Value
 
@@ -192,9 +192,7 @@ def _device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
         expr = expr.args[0].value
     if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
         expr = expr.value
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
-        return expr.value
-    return None
+    return device_owner(expr)
 
 
 def _on_the_host(facts: Facts) -> bool:

@@ -18,11 +18,6 @@ UNKNOWN_PLACE = "?"
 # What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
 NOT_HOST, HOST_DATA, NO_VALUE, DEVICE_DATA = 0, 1, 2, 3
 
-# Methods that keep the place of their receiver: look through them to the move before.
-_SAME_PLACE = frozenset(
-    "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
-    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split".split()
-)
 # Results in host memory: copies to the host, and sizes (``x.size(0)``, ``x.numel()``: Python ints).
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "stride", "nelement"))
 _SIZE_ATTRIBUTES = frozenset(("shape", "ndim"))  # ``attention_mask.shape[-1]``: a Python int
@@ -84,7 +79,7 @@ class PlaceReader:
                     # ``.to(device=self.device, non_blocking=True)``: the runner's device, by name
                     return (target.id if isinstance(target, ast.Name) else target.attr) == "device"
                 return (_string(target) or "").startswith(api.ACCELERATOR_PREFIXES)
-            if method in _SAME_PLACE:
+            if method in api.SAME_PLACE_METHODS:
                 return self.shows_device(expr.func.value, locals_, depth)
         if (self.qualify(expr.func) or "") in api.TORCH_FACTORIES:
             return (_string(_keyword(expr, "device")) or "").startswith(api.ACCELERATOR_PREFIXES)
@@ -130,7 +125,7 @@ class PlaceReader:
                 if not (self.qualify(expr.args[0]) or "").startswith("torch.") or _keyword(expr, "device") is not None:
                     return False  # ``.to(device)``: wherever ``device`` is
                 return self.shows_host(expr.func.value, locals_, depth)  # ``.to(torch.int32)``
-            if method in _SAME_PLACE or method in _CONTAINER_READS:
+            if method in api.SAME_PLACE_METHODS or method in _CONTAINER_READS:
                 return self.shows_host(expr.func.value, locals_, depth)
         qualified = self.qualify(expr.func) or ""
         if qualified in _PYTHON_NUMBERS:
@@ -159,7 +154,7 @@ class PlaceReader:
                 return DEVICE
             if method == "to" and expr.args and (text := _string(expr.args[0])) is not None:
                 return HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
-            if method not in _SAME_PLACE:
+            if method not in api.SAME_PLACE_METHODS:
                 if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
                     return HOST  # torch.load(..., map_location="cpu")
                 return None
