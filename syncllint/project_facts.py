@@ -15,10 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from syncllint.analysis.conventions import kept_on_host
+from syncllint.cache import source_digest
 from syncllint.config import Settings
 from syncllint.project.store import read_json, write_json
 
-_INDEX = "kept-on-host-v1.json"
+_INDEX = "kept-on-host-v2.json"
 
 
 def with_project_facts(settings: Settings, files: Iterable[Path], cache_dir: Path | None = None) -> Settings:
@@ -59,9 +60,13 @@ def _neighbour_files(files: Iterable[Path]) -> list[Path]:
 
 
 def _load(cache_dir: Path | None) -> dict[str, list]:  # type: ignore[type-arg]
+    """The keys found by this syncllint (a changed reading of registrations reads every file again)."""
     loaded = read_json(cache_dir / _INDEX) if cache_dir is not None else None
-    return loaded if isinstance(loaded, dict) else {}
+    if not isinstance(loaded, dict) or loaded.get("syncllint") != source_digest():
+        return {}
+    files = loaded.get("files")
+    return files if isinstance(files, dict) else {}
 
 
 def _save(cache_dir: Path, index: dict[str, list]) -> None:  # type: ignore[type-arg]
-    write_json(cache_dir / _INDEX, index)
+    write_json(cache_dir / _INDEX, {"syncllint": source_digest(), "files": index})

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from syncllint import project_facts
+from syncllint.analysis.conventions import kept_on_host
 from syncllint.config import Settings
 from syncllint.project_facts import with_project_facts
 from tests.test_cli import run
@@ -34,5 +38,27 @@ def test_the_index_remembers_files_by_stat(tmp_path: Path) -> None:
     (tmp_path / "processor.py").write_text(PROCESSOR)
     cache = tmp_path / "cache"
     first = with_project_facts(Settings(), [tmp_path / "model.py"], cache)
-    assert first.host_keys == ("image_grid_thw",) and (cache / "kept-on-host-v1.json").is_file()
+    assert first.host_keys == ("image_grid_thw",) and (cache / "kept-on-host-v2.json").is_file()
     assert with_project_facts(Settings(), [tmp_path / "model.py"], cache) == first
+
+
+def test_a_reading_by_another_syncllint_is_not_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "processor.py").write_text(PROCESSOR)
+    cache = tmp_path / "cache"
+    with_project_facts(Settings(), [tmp_path / "model.py"], cache)
+    # Another syncllint read the registrations differently: the file is read again, not trusted.
+    monkeypatch.setattr(project_facts, "source_digest", lambda: "another syncllint")
+    monkeypatch.setattr(project_facts, "kept_on_host", lambda source: frozenset({"other_field"}))
+    assert with_project_facts(Settings(), [tmp_path / "model.py"], cache).host_keys == ("other_field",)
+
+
+def test_subscript_and_loop_registrations_are_read() -> None:
+    source = """
+    fields["video_modalities"] = MultiModalFieldConfig.flat_from_sizes("video", counts, keep_on_cpu=True)
+    fields['audio_lengths'] = MultiModalFieldConfig.batched("audio", keep_on_cpu=True)
+    fields["pixel_values"] = MultiModalFieldConfig.flat_from_sizes("image", sizes)
+    for key in ("video_frame_counts", "video_audio_counts"):
+        fields[key] = MultiModalFieldConfig.batched("video", keep_on_cpu=True)
+    mm_fields[SIZE_KEYS[modality]] = MultiModalFieldConfig.batched(modality, keep_on_cpu=True)
+    """
+    assert kept_on_host(source) == {"video_modalities", "audio_lengths", "video_frame_counts", "video_audio_counts"}

@@ -436,3 +436,36 @@ def test_a_size_passed_as_a_tensor_annotated_parameter_is_host_data(tmp_path: Pa
             return self._output_lengths(attention_mask.shape[-1])
     """
     assert findings(tmp_path, package(model=model), "pkg/model.py") == []
+
+
+CHAIN = """
+import torch
+
+def _leaf(shape):
+    return int(shape[0].item())
+
+def _middle(crops, n):
+    for j in range(n):
+        crop = crops[j].long()
+        _leaf(crop)
+
+def _outer(packed):
+    _middle(packed, 2)
+    return packed.view(torch.uint8).cpu()
+"""
+
+
+def test_a_parameter_passed_on_takes_what_every_call_of_the_caller_passes(tmp_path: Path) -> None:
+    # The only callers hand over host copies; ``_outer`` and ``_middle`` pass them on, untouched
+    # or through a row and a cast, so neither ``.cpu()`` nor ``.item()`` reads device memory.
+    caller = CHAIN + "\ndef test_one(case):\n    return _outer(case.cpu())\n"
+    assert findings(tmp_path, package(chain=caller), "pkg/chain.py") == [("SYNC103", 17)]
+    # One caller with device data: the findings along the chain stay.
+    device = caller + "\ndef test_two():\n    return _outer(torch.ones(3, device='cuda'))\n"
+    assert {("SYNC101", 5), ("SYNC103", 17)} <= set(findings(tmp_path, package(chain=device), "pkg/chain.py"))
+
+
+def test_a_parameter_rebound_before_it_is_passed_on_takes_nothing_from_the_callers(tmp_path: Path) -> None:
+    rebound = CHAIN.replace("    _middle(packed, 2)", "    packed = packed.cuda()\n    _middle(packed, 2)")
+    caller = rebound + "\ndef test_one(case):\n    return _outer(case.cpu())\n"
+    assert ("SYNC101", 5) in findings(tmp_path, package(chain=caller), "pkg/chain.py")

@@ -10,17 +10,23 @@ import fnmatch
 import re
 from collections.abc import Iterable
 
-# ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)`` (or ``image_sizes=...``).
-_KEEP_ON_CPU = re.compile(
-    r"""["']?(\w+)["']?\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\((?:[^()]|\([^()]*\))*?keep_on_cpu\s*=\s*True"""
-)
+# ``"image_sizes": MultiModalFieldConfig.batched("image", keep_on_cpu=True)``, ``image_sizes=...`` or
+# ``fields["image_sizes"] = ...``: a quoted key, or a bare keyword (not a subscript variable).
+_FIELD_CONFIG = r"""\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\((?:[^()]|\([^()]*\))*?keep_on_cpu\s*=\s*True"""
+_KEEP_ON_CPU = re.compile(r"""(?:["'](\w+)["']\]?|(?<![\w\["'])(\w+))""" + _FIELD_CONFIG)
+# ``for key in ("frame_counts", "audio_counts"): fields[key] = MultiModalFieldConfig.batched(..., keep_on_cpu=True)``
+_KEEP_ON_CPU_LOOP = re.compile(r"""for\s+(\w+)\s+in\s+[(\[]([^()\[\]]*)[)\]]\s*:\s*\w+\[\1\]""" + _FIELD_CONFIG)
+_QUOTED = re.compile(r"""["'](\w+)["']""")
 
 
 def kept_on_host(source: str) -> frozenset[str]:
     """Fields the module registers with vLLM's ``keep_on_cpu=True``: the model receives them on the host."""
     if "keep_on_cpu" not in source:
         return frozenset()
-    return frozenset(match.group(1) for match in _KEEP_ON_CPU.finditer(source))
+    found = {match.group(1) or match.group(2) for match in _KEEP_ON_CPU.finditer(source)}
+    for loop in _KEEP_ON_CPU_LOOP.finditer(source):
+        found.update(_QUOTED.findall(loop.group(2)))
+    return frozenset(found)
 
 
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")

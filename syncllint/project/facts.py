@@ -9,7 +9,7 @@ still knows its own helpers.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from syncllint.analysis.conventions import checkpoint_parameters
@@ -112,7 +112,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
         if "." not in key or key.startswith("self."):
             local_calls.setdefault(key, []).append(call)
     outside = dict(linked.outside_calls)
-    filled: dict[str, dict[str, str]] = {}
+    candidates: dict[str, tuple[FunctionSummary, list[CallSummary]]] = {}
     for key, function in own.functions:
         if function.method or key in outside and outside[key] is None:
             continue
@@ -121,10 +121,11 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
         # A public function may have callers beyond the project; where only the project's own calls
         # are seen (in this module or elsewhere), they are the evidence there is.
         if private or elsewhere or key in local_calls:
-            filled[key] = _filled(function, [*local_calls.get(key, ()), *elsewhere])
+            candidates[key] = (function, [*local_calls.get(key, ()), *elsewhere])
     for name, definitions in methods.items():
         if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
-            filled["self." + name] = _filled(definitions[0], local_calls.get("self." + name, []))
+            candidates["self." + name] = (definitions[0], local_calls.get("self." + name, []))
+    filled = _filled_through_chains(candidates)
     # The framework's loader is the caller of ``load_weights``: checkpoint weights are in host memory.
     keys = [("self." + key.split(".", 1)[1]) if function.method else key for key, function in own.functions]
     keys += own.nested
@@ -140,6 +141,46 @@ def note_place(found: dict[str, str | None], key: str, place: str | None) -> Non
     # The same name twice (two classes, a redefinition) with different answers says nothing.
     if place is not None or key in found:
         found[key] = place if found.get(key, place) == place else None
+
+
+_CHAIN_ROUNDS = 4  # ``test -> _outer(x.cpu()) -> _inner(x) -> _leaf(x)``: a few calls deep is plenty
+
+
+def _filled_through_chains(candidates: dict[str, tuple[FunctionSummary, list[CallSummary]]]) -> dict[str, dict[str, str]]:
+    """``_filled`` of each function, where a call that passes on its caller's parameter passes what
+    every call fills that parameter with: repeated until nothing changes (or a few rounds)."""
+    filled = {key: _filled(function, calls) for key, (function, calls) in candidates.items()}
+    for _ in range(_CHAIN_ROUNDS):
+        again = {
+            key: _filled(function, [_with_forwarded(call, filled) for call in calls])
+            for key, (function, calls) in candidates.items()
+        }
+        if again == filled:
+            break
+        filled = again
+    return filled
+
+
+_AS_ARGUMENT = {HOST: HOST_DATA, DEVICE: DEVICE_DATA}
+
+
+def _with_forwarded(call: CallSummary, filled: dict[str, dict[str, str]]) -> CallSummary:
+    """The call with each argument that passes on its caller's parameter replaced by what the
+    caller's callers fill that parameter with, where they agree."""
+    if not call.forwarded:
+        return call
+    known = filled.get(call.caller, {})
+    positional = list(call.positional)
+    keywords = dict(call.keywords)
+    for slot, parameter in call.forwarded:
+        place = _AS_ARGUMENT.get(known.get(parameter, ""))
+        if place is None:
+            continue
+        if slot.isdigit() and int(slot) < len(positional):
+            positional[int(slot)] = place
+        elif slot in keywords:
+            keywords[slot] = place
+    return replace(call, positional=tuple(positional), keywords=tuple(keywords.items()))
 
 
 def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:

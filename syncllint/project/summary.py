@@ -21,6 +21,8 @@ from syncllint.project.bindings import (
     assigned_once,
     builds_an_object,
     declared_fields,
+    passed_parameter,
+    unassigned_parameters,
 )
 from syncllint.project.places import (
     UNKNOWN_PLACE,
@@ -48,6 +50,11 @@ class CallSummary:
     positional: tuple[int, ...]  # NOT_HOST / HOST_DATA / NO_VALUE per argument
     keywords: tuple[tuple[str, int], ...]
     star: bool  # ``*args`` / ``**kwargs``: the parameters not given before it or by name are hidden
+    # Arguments that pass on a parameter of the calling function untouched: (position as digits, or
+    # keyword) -> that parameter. ``caller`` is the calling function's key (``fn`` / ``self.fn``), so
+    # what every call fills it with reaches this call too (``_outer(x.cpu())`` -> ``_inner(x)``).
+    forwarded: tuple[tuple[str, str], ...] = ()
+    caller: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,9 @@ class _Reader:
         self._locals: dict[int, dict[str, ast.expr]] = {}
         self.nested: set[str] = set()
         self._own: set[str] = set()
+        # Module functions and methods by node id -> (their key as calls spell it, the node).
+        self._callers: dict[int, tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self._unassigned: dict[int, frozenset[str]] = {}
 
     def read(self, tree: ast.Module) -> None:
         summarised: set[int] = set()
@@ -137,19 +147,21 @@ class _Reader:
                 self._own.add(statement.name)
                 self.functions[statement.name] = _function(statement, False, self)
                 summarised.add(id(statement))
+                self._callers[id(statement)] = (statement.name, statement)
             elif isinstance(statement, ast.ClassDef):
                 self.bases[statement.name] = tuple(filter(None, (self.qualify(b) for b in statement.bases)))
                 for member in statement.body:
                     if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions[f"{statement.name}.{member.name}"] = _function(member, True, self)
                         summarised.add(id(member))
+                        self._callers[id(member)] = ("self." + member.name, member)
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
         top_level = {id(statement) for statement in _top_level(tree.body)}
         called: set[int] = set()
-        for node, locals_ in _nodes(tree, self.locals_of):  # parents come before their children: a call before its callee
+        for node, locals_, owner in _nodes(tree, self.locals_of):  # parents come before their children: a call before its callee
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
-                self._call(node, locals_)
+                self._call(node, locals_, self._callers.get(owner))
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._note_attribute(node)
             elif isinstance(node, ast.ClassDef):
@@ -223,7 +235,12 @@ class _Reader:
         """Under this module's top-level package: the calls and uses other modules may ask about."""
         return "." in qualified and qualified.split(".", 1)[0] == self.module.split(".", 1)[0]
 
-    def _call(self, call: ast.Call, locals_: dict[str, ast.expr]) -> None:
+    def _call(
+        self,
+        call: ast.Call,
+        locals_: dict[str, ast.expr],
+        caller: tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    ) -> None:
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             target: str | None = "self." + func.attr
@@ -234,12 +251,22 @@ class _Reader:
         star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
         # Arguments after a ``*args`` land on positions nobody can tell: only those before count.
         before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
+        forwarded: list[tuple[str, str]] = []
+        if caller is not None:
+            kept = self._unassigned.get(id(caller[1]))
+            if kept is None:
+                kept = self._unassigned[id(caller[1])] = unassigned_parameters(caller[1])
+            slots = [(str(i), a) for i, a in enumerate(before_star)]
+            slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            forwarded = [(slot, name) for slot, a in slots if (name := passed_parameter(a, locals_, kept)) is not None]
         self.calls.append(
             CallSummary(
                 target,
                 tuple(self.places.argument(a, locals_) for a in before_star),
                 tuple((k.arg, self.places.argument(k.value, locals_)) for k in call.keywords if k.arg is not None),
                 star,
+                tuple(forwarded),
+                caller[0] if forwarded and caller is not None else "",
             )
         )
 
@@ -283,16 +310,18 @@ def _returned(body: list[ast.stmt]) -> list[ast.expr]:
 
 def _nodes(
     tree: ast.AST, locals_of: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], dict[str, ast.expr]]
-) -> Iterator[tuple[ast.AST, dict[str, ast.expr]]]:
+) -> Iterator[tuple[ast.AST, dict[str, ast.expr], int]]:
     """Every node in source order, each before its children (cheaper than ``ast.walk``): a
     function's ``from x import f`` comes before its ``f(...)``. With each node, the simple
-    assignments of the function it is in (``name = expr``, names assigned once)."""
-    pending: list[tuple[ast.AST, dict[str, ast.expr]]] = [(tree, {})]
+    assignments of the function it is in (``name = expr``, names assigned once) and that
+    function's node id (0 outside functions)."""
+    pending: list[tuple[ast.AST, dict[str, ast.expr], int]] = [(tree, {}, 0)]
     while pending:
-        node, locals_ = pending.pop()
-        yield node, locals_
+        node, locals_, owner = pending.pop()
+        yield node, locals_, owner
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             locals_ = locals_of(node)
+            owner = id(node)
         children: list[ast.AST] = []
         for field in node._fields:
             value = getattr(node, field, None)
@@ -300,7 +329,7 @@ def _nodes(
                 children.extend(item for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
                 children.append(value)
-        pending.extend((child, locals_) for child in reversed(children))
+        pending.extend((child, locals_, owner) for child in reversed(children))
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:

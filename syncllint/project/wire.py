@@ -36,9 +36,15 @@ def decode_summary(value: list[Any]) -> FileSummary:
 
 
 def encode_call(call: CallSummary) -> list[Any]:
-    return [call.target, list(call.positional), [[k, v] for k, v in call.keywords], int(call.star)]
+    return [
+        call.target, list(call.positional), [[k, v] for k, v in call.keywords], int(call.star),
+        [list(pair) for pair in call.forwarded], call.caller,
+    ]
 
 
 def decode_call(value: list[Any]) -> CallSummary:
-    target, positional, keywords, star = value
-    return CallSummary(target, tuple(positional), tuple((k, v) for k, v in keywords), bool(star))
+    target, positional, keywords, star, forwarded, caller = value
+    return CallSummary(
+        target, tuple(positional), tuple((k, v) for k, v in keywords), bool(star),
+        tuple((slot, name) for slot, name in forwarded), caller,
+    )
