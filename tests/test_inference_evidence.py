@@ -445,3 +445,24 @@ def test_a_device_taken_from_a_tensor_follows_a_later_assert_on_that_tensor() ->
     """
     # Asserted on the CPU: ``device`` names the CPU too. Unchecked or rebound: still reported.
     assert [row for row, _ in found(source, "SYNC101")] == [12, 19]
+
+
+def test_a_kept_field_named_after_a_model_input_leaves_the_input_on_the_device() -> None:
+    source = """\
+    import torch
+
+    class Processor:
+        def _get_mm_fields_config(self, hf_inputs, hf_processor_mm_kwargs):
+            fields = {}
+            fields["video_input_ids"] = MultiModalFieldConfig.batched("video", keep_on_cpu=True)
+            fields["video_grid_thw"] = MultiModalFieldConfig.batched("video", keep_on_cpu=True)
+            return fields
+
+    class Model(torch.nn.Module):
+        def embed(self, input_ids: torch.Tensor, grid_thw: torch.Tensor, video_input_ids: torch.Tensor):
+            ids = input_ids.tolist()
+            grid = grid_thw.tolist()
+            return ids, grid, video_input_ids.tolist()
+    """
+    # ``grid_thw`` is a part of a kept field's name; ``input_ids`` is every model's device input.
+    assert [row for row, conf in found(source, "SYNC102") if conf >= Confidence.MEDIUM] == [12]

@@ -56,7 +56,10 @@ class NamingConventions:
 
     def _ends_a_host_key(self, leaf: str) -> bool:
         """``grid_thw`` when ``image_grid_thw`` and ``video_grid_thw`` are kept on the host; one item's
-        ``image_spatial_crop`` when ``images_spatial_crop`` is."""
+        ``image_spatial_crop`` when ``images_spatial_crop`` is. A model's own inputs are never such a
+        part: ``video_input_ids`` kept on the host leaves ``input_ids`` on the device."""
+        if leaf in _MODEL_INPUTS:
+            return False
         if "_" in leaf.strip("_") and any(_singular(key) == leaf for key in self._host_keys):
             return True
         tail = "_" + leaf
@@ -68,6 +71,12 @@ class NamingConventions:
         if isinstance(index, cst.Index):
             index = index.value
         return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
+
+
+# What every model's forward takes on the device, whatever a processor keeps beside it.
+_MODEL_INPUTS = frozenset(
+    ("input_ids", "attention_mask", "position_ids", "positions", "inputs_embeds", "token_type_ids", "pixel_values")
+)
 
 
 def _singular(key: str) -> str:
