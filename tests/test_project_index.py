@@ -469,3 +469,20 @@ def test_a_parameter_rebound_before_it_is_passed_on_takes_nothing_from_the_calle
     rebound = CHAIN.replace("    _middle(packed, 2)", "    packed = packed.cuda()\n    _middle(packed, 2)")
     caller = rebound + "\ndef test_one(case):\n    return _outer(case.cpu())\n"
     assert ("SYNC101", 5) in findings(tmp_path, package(chain=caller), "pkg/chain.py")
+
+
+def test_a_copy_to_a_cpu_device_held_in_a_local_is_host_data(tmp_path: Path) -> None:
+    module = """
+    import torch
+
+    def _slot(buf, i):
+        return int(buf[i, 0].item())
+
+    def launch(canary, on):
+        work_device = torch.device("cpu")
+        buf = canary.detach().to(device=work_device).view(torch.int64)
+        return _slot(buf, 0)
+    """
+    assert ("SYNC101", 5) not in findings(tmp_path, package(ref=module), "pkg/ref.py")
+    onto_device = module.replace('torch.device("cpu")', 'torch.device("cuda")')
+    assert ("SYNC101", 5) in findings(tmp_path, package(ref=onto_device), "pkg/ref.py")

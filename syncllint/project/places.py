@@ -119,6 +119,8 @@ class PlaceReader:
             method = expr.func.attr
             if method in _HOST_METHODS:
                 return True
+            if method == "to" and self._names_the_cpu(_keyword(expr, "device") or next(iter(expr.args), None), locals_):
+                return True  # ``.to(device=work_device)`` after ``work_device = torch.device("cpu")``
             if method == "to" and expr.args:
                 if (text := _string(expr.args[0])) is not None:
                     return text == "cpu"
@@ -135,6 +137,14 @@ class PlaceReader:
         if qualified in api.TORCH_FACTORIES:
             return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
         return qualified.startswith("numpy.")
+
+    def _names_the_cpu(self, expr: ast.expr | None, locals_: dict[str, ast.expr]) -> bool:
+        """``"cpu"``, ``torch.device("cpu")``, or a local assigned one of them."""
+        if isinstance(expr, ast.Name) and expr.id in locals_:
+            expr = locals_[expr.id]
+        if isinstance(expr, ast.Call) and self.qualify(expr.func) == "torch.device" and len(expr.args) == 1:
+            expr = expr.args[0]
+        return _string(expr) == "cpu"
 
     def place_of(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> str | None:
         if depth > 3:
