@@ -34,7 +34,8 @@ from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, combine, module_name
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
-from syncllint.project.summary import NONE, summarize
+from syncllint.project.records import NONE
+from syncllint.project.summary import summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
 from syncllint.walker import BatchedWalker, RawFinding

@@ -21,7 +21,7 @@ from syncllint.project.places import (
     NO_VALUE,
     NOT_HOST,
 )
-from syncllint.project.summary import (
+from syncllint.project.records import (
     NONE,
     CallSummary,
     FileSummary,

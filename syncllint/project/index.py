@@ -24,6 +24,12 @@ from syncllint.project.facts import (
     package_root,
 )
 from syncllint.project.places import HOST, UNKNOWN_PLACE
+from syncllint.project.records import (
+    CallSummary,
+    FileSummary,
+    FunctionSummary,
+    SummaryOptions,
+)
 from syncllint.project.store import (
     file_stamps,
     load_facts,
@@ -32,12 +38,6 @@ from syncllint.project.store import (
     save_summaries,
     stamps_fingerprint,
     summarize_files,
-)
-from syncllint.project.summary import (
-    CallSummary,
-    FileSummary,
-    FunctionSummary,
-    SummaryOptions,
 )
 from syncllint.project.wire import decode_summary
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from syncllint.cache import source_digest
 from syncllint.project.facts import LinkedFacts, ModuleFacts, module_name
-from syncllint.project.summary import FileSummary, SummaryOptions, summarize
+from syncllint.project.records import FileSummary, SummaryOptions
+from syncllint.project.summary import summarize
 from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how

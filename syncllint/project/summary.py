@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import fnmatch
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
 
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.bindings import (
@@ -28,74 +27,12 @@ from syncllint.project.places import (
     UNKNOWN_PLACE,
     PlaceReader,
 )
-
-NONE = "none"  # a parameter every call leaves ``None``
-
-@dataclass(frozen=True)
-class FunctionSummary:
-    """A function or method: its parameters (without ``self``/``cls``) and where its results live."""
-
-    params: tuple[str, ...]  # positional parameters, in order
-    keyword_only: tuple[str, ...]
-    defaults: tuple[tuple[str, int], ...]  # parameter -> what its default shows (NOT_HOST / HOST_DATA / NO_VALUE)
-    returns: str | None  # HOST, DEVICE, or None when the returns disagree or do not say
-    method: bool
-
-
-@dataclass(frozen=True)
-class CallSummary:
-    """A call of a function that may be the project's: which arguments show host data."""
-
-    target: str  # ``pkg.mod.fn`` (resolved through the imports), ``fn`` (this module) or ``self.fn``
-    positional: tuple[int, ...]  # NOT_HOST / HOST_DATA / NO_VALUE per argument
-    keywords: tuple[tuple[str, int], ...]
-    star: bool  # ``*args`` / ``**kwargs``: the parameters not given before it or by name are hidden
-    # Arguments that pass on a parameter of the calling function untouched: (position as digits, or
-    # keyword) -> that parameter. ``caller`` is the calling function's key (``fn`` / ``self.fn``), so
-    # what every call fills it with reaches this call too (``_outer(x.cpu())`` -> ``_inner(x)``).
-    forwarded: tuple[tuple[str, str], ...] = ()
-    caller: str = ""
-
-
-@dataclass(frozen=True)
-class FileSummary:
-    module: str  # dotted name, ``pkg.sub.mod`` (``pkg.sub`` for ``pkg/sub/__init__.py``)
-    aliases: tuple[tuple[str, str], ...]  # module-level imports: local name -> qualified name
-    functions: tuple[tuple[str, FunctionSummary], ...]  # ``fn`` / ``Class.fn``
-    bases: tuple[tuple[str, tuple[str, ...]], ...]  # class -> qualified base names
-    calls: tuple[CallSummary, ...]
-    escaped: frozenset[str]  # qualified names of imported functions used other than by a call
-    # ``self.<name> = value`` in the module's methods: name -> HOST / DEVICE, or UNKNOWN_PLACE when
-    # one assignment does not show (``None`` says nothing).
-    attributes: tuple[tuple[str, str], ...] = ()
-    # Functions defined inside others (a model's ``weight_loader`` closure): names the module itself
-    # may hold facts for; other modules never call them, so ``exported`` drops them.
-    nested: tuple[str, ...] = ()
-
-    def exported(self) -> FileSummary:
-        """What other modules need, as the index stores it: the calls into them, the module's
-        functions by name and where results live. Its own calls and its functions' parameters
-        matter only to the module (the engine gets them while the module is fresh, ``ModuleFacts``)."""
-        own = (self.module + ".", "self.")
-        return replace(
-            self,
-            functions=tuple(
-                (key, FunctionSummary((), (), (), f.returns, f.method))
-                for key, f in self.functions
-                if not f.method or f.returns is not None
-            ),
-            calls=tuple(call for call in self.calls if not call.target.startswith(own)),
-            nested=(),
-        )
-
-
-@dataclass(frozen=True)
-class SummaryOptions:
-    """The settings a summary depends on (part of the stored index's name)."""
-
-    host_suffixes: tuple[str, ...] = ("_cpu", "_np", "_host")
-    # Where models are built under the target device: a factory without ``device=`` shows nothing.
-    model_init_modules: tuple[str, ...] = ()
+from syncllint.project.records import (
+    CallSummary,
+    FileSummary,
+    FunctionSummary,
+    SummaryOptions,
+)
 
 
 def summarize(source: str | bytes, module: str, is_package: bool, options: SummaryOptions, path: str = "") -> FileSummary | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from syncllint.project.summary import CallSummary, FileSummary, FunctionSummary
+from syncllint.project.records import CallSummary, FileSummary, FunctionSummary
 
 
 def encode_summary(summary: FileSummary) -> list[Any]:
