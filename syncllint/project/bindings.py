@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from syncllint.analysis import torch_api as api
 
@@ -32,11 +33,18 @@ def declared_fields(node: ast.ClassDef, qualify: Callable[[ast.expr], str | None
             yield statement.target.id, DECLARED_TENSOR
 
 
-def assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
-    """``name = expr`` statements of a function (nested blocks included, nested defs not), for the
-    names assigned exactly once."""
+@dataclass(frozen=True)
+class FunctionBindings:
+    """What a function body binds (nested blocks included, nested defs not), from one scan."""
+
+    once: dict[str, ast.expr]  # ``name = expr`` for the names assigned exactly once
+    bound: frozenset[str]  # every name it binds, any way (``a, b = f()``, ``for a in``, ``a += 1``)
+
+
+def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     found: dict[str, ast.expr] = {}
     twice: set[str] = set()
+    others: set[str] = set()
     pending = list(body)
     while pending:
         statement = pending.pop()
@@ -48,13 +56,14 @@ def assigned_once(body: list[ast.stmt]) -> dict[str, ast.expr]:
             continue
         # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
         for target in _other_bindings(statement):
-            twice.update(_bound_names(target))
+            others.update(_bound_names(target))
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for field in ("body", "orelse", "finalbody"):
                 pending.extend(getattr(statement, field, None) or ())
             for handler in getattr(statement, "handlers", None) or ():
                 pending.extend(handler.body)
-    return {name: value for name, value in found.items() if name not in twice}
+    once = {name: value for name, value in found.items() if name not in twice and name not in others}
+    return FunctionBindings(once, frozenset(found) | others)
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:
@@ -113,10 +122,8 @@ def passed_parameter(expr: ast.expr, locals_: dict[str, ast.expr], parameters: f
     return None
 
 
-def unassigned_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The function's parameters that its body never assigns (``x = x.cuda()`` would change what
-    a call passes on)."""
+def unassigned_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef, bound: frozenset[str]) -> frozenset[str]:
+    """The function's parameters its body never rebinds (``bound``: ``FunctionBindings.bound``);
+    ``x = x.cuda()`` would change what a call passes on."""
     arguments = node.args
-    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-    assigned = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    return frozenset(params - assigned)
+    return frozenset(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)) - bound

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.bindings import (
     OBJECT,
-    assigned_once,
+    FunctionBindings,
     builds_an_object,
     declared_fields,
+    function_bindings,
     passed_parameter,
     unassigned_parameters,
 )
@@ -68,12 +69,11 @@ class _Reader:
         self.calls: list[CallSummary] = []
         self.escaped: set[str] = set()
         self.attributes: dict[str, str] = {}
-        self._locals: dict[int, dict[str, ast.expr]] = {}
+        self._bindings: dict[int, FunctionBindings] = {}
         self.nested: set[str] = set()
         self._own: set[str] = set()
         # Module functions and methods by node id -> (their key as calls spell it, the node).
         self._callers: dict[int, tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-        self._unassigned: dict[int, frozenset[str]] = {}
 
     def read(self, tree: ast.Module) -> None:
         summarised: set[int] = set()
@@ -126,12 +126,16 @@ class _Reader:
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
 
-    def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-        """A function's names assigned once (``assigned_once``), read once for its returns and its calls."""
-        found = self._locals.get(id(node))
+    def bindings_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionBindings:
+        """A function's bindings, scanned once for its returns, its calls and what they pass on."""
+        found = self._bindings.get(id(node))
         if found is None:
-            found = self._locals[id(node)] = assigned_once(node.body)
+            found = self._bindings[id(node)] = function_bindings(node.body)
         return found
+
+    def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+        """A function's names assigned once (``name = expr``)."""
+        return self.bindings_of(node).once
 
     def _note_fields(self, node: ast.ClassDef) -> None:
         for name, place in declared_fields(node, self.qualify):
@@ -190,9 +194,7 @@ class _Reader:
         before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
         forwarded: list[tuple[str, str]] = []
         if caller is not None:
-            kept = self._unassigned.get(id(caller[1]))
-            if kept is None:
-                kept = self._unassigned[id(caller[1])] = unassigned_parameters(caller[1])
+            kept = unassigned_parameters(caller[1], self.bindings_of(caller[1]).bound)
             slots = [(str(i), a) for i, a in enumerate(before_star)]
             slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             forwarded = [(slot, name) for slot, a in slots if (name := passed_parameter(a, locals_, kept)) is not None]
