@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
 
@@ -166,12 +167,29 @@ def _uploads(call: cst.Call, method: str) -> bool:
     target = call.args[0].value if call.args and call.args[0].keyword is None else keywords.get("device")
     if method == "to" and target is None:
         return False  # ``x.to(dtype=..., non_blocking=True)``: no move
-    code = cst.Module([]).code_for_node(target) if target is not None else ""
-    if code.startswith("torch.") and not code.startswith("torch.device"):
+    if target is None:
+        return True
+    name = dotted_name(target) or ""
+    if name.startswith("torch.") and not name.startswith("torch.device"):
         return False  # ``x.to(torch.float16, non_blocking=True)``: a dtype, not a device
-    return "cpu" not in code.lower()
+    return not _mentions(target, ("cpu",))
 
 
 def _asks_where(test: cst.BaseExpression) -> bool:
-    code = cst.Module([]).code_for_node(test)
-    return any(word in code for word in _DEVICE_WORDS)
+    return _mentions(test, _DEVICE_WORDS)
+
+
+def _mentions(node: cst.CSTNode, words: tuple[str, ...]) -> bool:
+    """A name, attribute or string inside ``node`` that contains one of ``words`` (no code is rendered:
+    this runs on every test of the functions of a module that uploads)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        text = (
+            current.value.lower() if isinstance(current, (cst.Name, cst.SimpleString))
+            else ""
+        )
+        if any(word in text for word in words):
+            return True
+        pending.extend(current.children)
+    return False
