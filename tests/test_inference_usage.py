@@ -79,6 +79,47 @@ def test_the_else_of_an_if_that_moves_a_tensor_starts_from_the_tensor_before_the
     assert [row for row, _ in found(source, "SYNC102")] == [16]
 
 
+def test_an_elif_starts_from_the_value_before_a_default_or_a_conversion_in_the_if_arm() -> None:
+    source = """\
+    import torch
+
+    def counts(chunk_counts, n: int):
+        chunk_counts = torch.ones(n, device="cuda")
+        if chunk_counts is None:
+            chunk_counts = [1] * n
+        elif chunk_counts.numel() > 1:
+            first = chunk_counts[0].item()
+        return chunk_counts
+
+    def indices(device_indices: torch.Tensor, layout: str):
+        device_indices = device_indices.cuda()
+        if layout == "layer_first":
+            device_indices = device_indices.cpu()
+            return device_indices
+        elif layout == "page_first":
+            return device_indices.cpu()
+        return device_indices.tolist()
+    """
+    # The elif reads the device tensor, not the if arm's list (line 8) or its host copy (line 17).
+    # After the statement flow order holds again: the if arm returned, so line 18 reads the device.
+    assert [row for row, _ in found(source, "SYNC101")] == [8]
+    assert [row for row, _ in found(source, "SYNC103")] == [14, 17]
+
+
+def test_isinstance_list_of_host_data_keeps_its_items_on_the_host() -> None:
+    source = """\
+    import torch
+
+    def parse(counts_cpu, lens):
+        if isinstance(counts_cpu, list):
+            return [c.item() for c in counts_cpu]
+        if isinstance(lens, list):
+            return [c.item() for c in lens]
+    """
+    # A list of host tensors stays host data; an unknown list says nothing more than before.
+    assert [row for row, _ in found(source, "SYNC101")] == [7]
+
+
 def test_a_branch_for_a_platform_without_cuda_reports_nothing_above_low() -> None:
     source = """\
     import torch

@@ -151,6 +151,33 @@ def test_device_suffix_alone_is_weak_evidence_for_python_protocols() -> None:
     assert found == [("SYNC505", 7, "low"), ("SYNC505", 8, "high")]
 
 
+def test_a_flag_beside_a_python_bool_is_not_its_cpu_mirrors_device_half() -> None:
+    # ``use_fused`` next to ``use_fused_cpu`` is a mirror pair by name; its value says it is a flag.
+    body = (
+        "class A(torch.nn.Module):\n"
+        "    def __init__(self, cfg, flag_cpu):\n"
+        "        self.use_fused = cfg.enable and self.head_dim in (64, 128)\n"
+        "        self.use_fused_cpu = flag_cpu\n"
+        "    def apply(self, qkv):\n"
+        "        use = (self.use_fused and qkv.dtype == torch.bfloat16) or self.use_fused_cpu\n"
+        "        if use:\n"
+        "            pass\n"
+    )
+    assert [d.code for d in lint(HEADER + body) if d.code.startswith("SYNC5")] == []
+
+
+def test_a_starred_unpacking_target_is_a_list() -> None:
+    body = (
+        "x = torch.randn(8, 4, device='cuda')\n"
+        "h, *rest = x.split(2, dim=-1)\n"
+        "if rest:\n"
+        "    pass\n"
+        "if h.sum():\n"
+        "    pass\n"
+    )
+    assert [d.start.row for d in lint(HEADER + body) if d.code == "SYNC502"] == [10]
+
+
 def test_torch_tensor_of_a_list_name_is_not_zero_dim() -> None:
     body = "ids = [1, 2]\nn = 3\nx = torch.randn(8, device='cuda')\na = x[torch.tensor(ids, device='cuda')]\nb = x[torch.tensor(n, device='cuda')]\n"
     found = [(d.code, d.start.row) for d in lint(HEADER + body) if d.code == "SYNC504"]

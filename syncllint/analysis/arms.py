@@ -11,9 +11,17 @@ choice of a device for one tensor::
     else:
         cu_seqlens = cu_seqlens.to("cpu")       # a host tensor here, not the device copy above
 
-So for names the ``if`` arm moves onto themselves (``x = x.to(...)`` / ``.cuda()`` / ``.cpu()``),
-the ``else`` arm reads the value from before the ``if``. After the statement, a name the ``else``
-arm left alone holds the ``if`` arm's value again, as flow order had it.
+So for names the ``if`` arm moves or converts onto themselves (``x = x.to(...)`` / ``.cuda()`` /
+``.cpu()`` / ``.tolist()`` / ``.numpy()``), and names an ``if x is None:`` arm fills with a default,
+the ``else`` or ``elif`` arm reads the value from before the ``if``::
+
+    if chunk_counts is None:
+        chunk_counts = [1] * n              # not what the elif below tests
+    elif isinstance(chunk_counts, list):
+        counts = [c.item() for c in chunk_counts]
+
+After the statement, a name the other arm left alone holds the ``if`` arm's value again, as flow
+order had it.
 """
 
 from __future__ import annotations
@@ -28,29 +36,42 @@ from syncllint.traversal import name_assignments
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
 
-_MOVES = frozenset(("to", "cuda", "cpu"))
+_MOVES = frozenset(("to", "cuda", "cpu", "tolist", "numpy"))
 
 
 class MovingArms:
     def __init__(self, inference: DeviceInference) -> None:
         self._inference = inference
-        self._before: dict[int, dict[str, Value]] = {}  # else body id -> values before the ``if``
-        # else body id -> name -> (the ``if`` arm's value, the value the ``else`` arm started from)
+        # id of an ``else`` body or an ``elif`` -> values before the ``if``
+        self._before: dict[int, dict[str, Value]] = {}
+        # same ids -> name -> (the ``if`` arm's value, the value the other arm started from)
         self._kept: dict[int, dict[str, tuple[Value, Value]]] = {}
 
     def enter_if(self, node: cst.If) -> None:
-        if not isinstance(node.orelse, cst.Else):
+        """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
+        self._start_arm(id(node))
+        other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
+        if other is None:
             return
         before: dict[str, Value] = {}
-        for name in _self_moves(node.body):
+        for name in _arm_only_names(node):
             value = self._inference.lookup(name)
             if value is not None:
                 before[name] = value
         if before:
-            self._before[id(node.orelse.body)] = before
+            self._before[id(other)] = before
+
+    def leave_if(self, node: cst.If) -> None:
+        self._end_arm(id(node))
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
-        before = self._before.pop(id(suite), None)
+        self._start_arm(id(suite))
+
+    def leave_suite(self, suite: cst.BaseSuite) -> None:
+        self._end_arm(id(suite))
+
+    def _start_arm(self, key: int) -> None:
+        before = self._before.pop(key, None)
         if before is None:
             return
         kept: dict[str, tuple[Value, Value]] = {}
@@ -60,17 +81,32 @@ class MovingArms:
             entered = self._inference.lookup(name)
             if first_arm is not None and entered is not None:
                 kept[name] = (first_arm, entered)
-        self._kept[id(suite)] = kept
+        self._kept[key] = kept
 
-    def leave_suite(self, suite: cst.BaseSuite) -> None:
-        for name, (first_arm, entered) in self._kept.pop(id(suite), {}).items():
-            if self._inference.lookup(name) is entered:  # the ``else`` arm left it alone
+    def _end_arm(self, key: int) -> None:
+        for name, (first_arm, entered) in self._kept.pop(key, {}).items():
+            if self._inference.lookup(name) is entered:  # the other arm left it alone
                 self._inference.bind(cst.Name(name), first_arm)
 
 
-def _self_moves(body: cst.BaseSuite) -> list[str]:
-    """Names the block's own statements rebind as moves of themselves: ``x = x.to(device)``."""
-    return [name for name, value in name_assignments(body) if _moves(value, name)]
+def _arm_only_names(node: cst.If) -> list[str]:
+    """Names whose rebinding in the ``if`` arm the other arm must not see: moves and conversions of
+    themselves (``x = x.to(device)``), and defaults filled in under ``if x is None:``."""
+    unset = _tested_for_none(node.test)
+    return [name for name, value in name_assignments(node.body) if name == unset or _moves(value, name)]
+
+
+def _tested_for_none(test: cst.BaseExpression) -> str | None:
+    if (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
+        return test.left.value
+    return None
 
 
 def _moves(value: cst.BaseExpression, name: str) -> bool:

@@ -23,15 +23,16 @@ class BlockFacts:
         self._regions = HostRegions()
 
     def enter_if(self, node: cst.If) -> None:
+        self._arms.enter_if(node)  # first: an ``elif`` test reads the values from before its ``if``
         for branch in self._narrowing.enter_if(node):
             self._regions.mark(branch)
         if runs_off_cuda(node.test):
             self._regions.mark(node.body, OFF_CUDA_REGION)
-        self._arms.enter_if(node)
 
     def leave_if(self, node: cst.If, frame: list[int]) -> None:
         if self._narrowing.leave_if(node, ends_flow(node.body)):
             self._regions.rest_of_block(frame)  # the device path returned above
+        self._arms.leave_if(node)
 
     def mark_host(self, body: cst.BaseSuite) -> None:
         """A block that runs for host tensors only (``with torch.device("cpu"):``)."""

@@ -158,7 +158,9 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
             element = value if value.is_tensor else UNKNOWN
             for el in target.elements:
-                self.bind(el.value, element, rebinding=rebinding)
+                # ``h, *rest = x.split(n)``: a starred target always gets a list.
+                starred = isinstance(el, cst.StarredElement)
+                self.bind(el.value, PYTHON if starred else element, rebinding=rebinding)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, PYTHON)
 
@@ -294,7 +296,7 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                 return self.infer(node.orelse)
             return join(self.infer(node.body), self.infer(node.orelse))
         if isinstance(node, cst.BooleanOperation):
-            return join(self.infer(node.left), self.infer(node.right))
+            return _flag_or_join(self.infer(node.left), self.infer(node.right))
         if isinstance(node, cst.NamedExpr):
             return self.infer(node.value)
         if isinstance(node, cst.Lambda):
@@ -390,4 +392,16 @@ __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR",
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _flag_or_join(left: Value, right: Value) -> Value:
+    """``use_fused and x.dtype == torch.bfloat16``: an operand of unknown kind beside a Python
+    scalar is a flag too. Were it a tensor, its truth test right here would be the sync (and the
+    rule on the ``and`` reports it); what the expression leaves is a Python value."""
+    places = {left.place, right.place}
+    if places == {Place.PYTHON, Place.UNKNOWN} and not (left.layer or right.layer):
+        python = left if left.place is Place.PYTHON else right
+        if python.zero_dim and python.handle is None and python.device_literal is None:
+            return PYTHON_SCALAR
+    return join(left, right)
 

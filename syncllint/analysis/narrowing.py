@@ -156,6 +156,10 @@ class Narrowing:
                 continue
             if old.place is place:
                 continue
+            if place is Place.PYTHON and old.place is Place.HOST_TENSOR:
+                # ``isinstance(counts, list)`` of host data (a field kept on the CPU): a list of host
+                # tensors, whose items stay host data.
+                continue
             saved.append(_Saved(expr, old))
             self._inference.bind(expr, replace(old, place=place, pinned=False, assumed=False, layer=False))
             # ``device = t.device`` above ``assert t.device.type == "cpu"`` names the same device.
