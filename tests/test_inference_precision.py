@@ -290,6 +290,21 @@ def test_vllm_checkpoint_weights_arrive_in_host_memory() -> None:
     ]
 
 
+def test_a_load_weight_method_takes_checkpoint_weights_by_its_weight_parameter() -> None:
+    source = (
+        "import math\nimport torch\nfrom vllm.distributed import get_tp_group\n\n"
+        "class Experts(torch.nn.Module):\n"
+        "    def load_expert_weight(self, name, weight):\n"
+        "        amax = float(weight.max())\n"
+        "        self.w.data.copy_(weight.to(self.w.device))\n"
+        "        return amax\n"
+    )
+    # The loader's hook names (``load_weight``, ``load_expert_weight``) say where ``weight`` is:
+    # the upload is the sync, the host read is none. Without vLLM or sglang nothing says where it is.
+    assert codes(source) == ["SYNC202"]
+    assert codes(source.replace("from vllm.distributed import get_tp_group\n", "")) == []
+
+
 def test_a_weight_loader_defined_inside_a_method_gets_checkpoint_weights_too() -> None:
     source = (
         "import torch\nfrom vllm.distributed import get_tp_group\n\n"

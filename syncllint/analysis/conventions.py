@@ -59,8 +59,12 @@ def factories_build_on_host(source: str) -> bool:
 
 
 # vLLM's and sglang's checkpoint loaders hand these parameters tensors in host memory (the
-# ``load_weights`` of every model and the weight loaders it calls): function pattern, parameter.
-_CHECKPOINT_PARAMETERS = (("load_weights", "weights"), ("*weight_loader*", "loaded_weight"))
+# ``load_weights`` of every model and the weight loaders and ``load_*_weight`` hooks it calls):
+# function pattern, parameter.
+_CHECKPOINT_PARAMETERS = (
+    ("load_weights", "weights"), ("*weight_loader*", "loaded_weight"), ("*load*_weight", "loaded_weight"),
+    ("*load*_weight", "weight"),
+)
 _CHECKPOINT_FRAMEWORKS = frozenset(("vllm", "sglang"))
 
 
