@@ -213,7 +213,10 @@ def _walk(
     walker.init_only_methods = index.only_called_from_init() if walker.builds_models_on_device else frozenset()
     # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
     # called only there runs only there.
-    walker.allowed_callees = index.only_called_when_allowed() if allowed else frozenset()
+    # The project index finds the same across modules (``self.model.select_items(...)`` in the runner).
+    walker.allowed_callees = (index.only_called_when_allowed() if allowed else frozenset()) | frozenset(
+        linked.allowed_callees
+    )
     walker.host_shown = host_shown(index.keyed_defs, source_text)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker

@@ -53,6 +53,9 @@ class LinkedFacts:
     # Attribute names the module reads that every ``self.<name> = ...`` of the project fills with
     # host data (``input_batch.num_tokens_no_spec``, an ``np.zeros`` in ``InputBatch.__init__``).
     host_attributes: tuple[str, ...] = ()
+    # Functions the module defines that the project calls only inside allowed regions: their syncs
+    # are accepted (``project.allowed_calls``).
+    allowed_callees: tuple[str, ...] = ()
     # The module's own facts combined with these (``combine``), when the index read the module in
     # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.
     module: ModuleFacts | None = None

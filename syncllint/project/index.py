@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from syncllint.config import Settings
+from syncllint.project.allowed_calls import only_called_when_allowed
 from syncllint.project.bindings import DECLARED_HOST
 from syncllint.project.facts import (
     LinkedFacts,
@@ -84,6 +85,9 @@ class ProjectIndex:
             for name, place in summary.attributes:
                 places.setdefault(name, set()).add(place)
         self.host_attributes = frozenset(name for name, found in places.items() if _host_attribute(found))
+        self.allowed_only = only_called_when_allowed(
+            (s.calls_allowed for s in self.modules.values()), (s.calls_outside for s in self.modules.values())
+        )
         for module, summary in self.modules.items():
             for call in summary.calls:
                 found = None if call.target.startswith("self.") else self.resolve(call.target)
@@ -129,8 +133,11 @@ class ProjectIndex:
     def function(self, found: tuple[str, str]) -> FunctionSummary | None:
         return self._functions.get(found[0], {}).get(found[1])
 
-    def facts_for(self, module: str, attributes_read: frozenset[str] = frozenset()) -> LinkedFacts:
-        """``attributes_read``: the attribute names the module reads (only those facts travel)."""
+    def facts_for(
+        self, module: str, attributes_read: frozenset[str] = frozenset(), defined: frozenset[str] = frozenset()
+    ) -> LinkedFacts:
+        """``attributes_read``: the attribute names the module reads; ``defined``: the names it
+        defines functions by (only those facts travel)."""
         summary = self.modules.get(module)
         if summary is None:
             return LinkedFacts()
@@ -147,6 +154,7 @@ class ProjectIndex:
             tuple(sorted(self._imported_returns(summary).items())),
             tuple(outside),
             tuple(sorted(self.host_attributes & attributes_read)),
+            tuple(sorted(self.allowed_only & defined)),
         )
         whole = self._whole.get(module)
         return replace(linked, module=combine(whole, linked)) if whole is not None else linked
@@ -204,25 +212,30 @@ def linked_facts(
     if all(path in remembered for path in wanted):
         return {path: remembered[path] for path in wanted}
     index = ProjectIndex.build(stamps, options, cache_dir, jobs)
-    found = {str(path): index.facts_for(module_name(path)[0], _attributes_read(path)) for path in named}
+    found = {str(path): index.facts_for(module_name(path)[0], *_names_in(path)) for path in named}
     if cache_dir is not None:
         save_facts(cache_dir, fingerprint, {**remembered, **found})
     return found
 
 
 _ATTRIBUTE = re.compile(rb"\.\s*([A-Za-z_]\w*)")
+_DEFINED = re.compile(rb"\bdef\s+([A-Za-z_]\w*)")
 
 
-def _attributes_read(path: Path) -> frozenset[str]:
+def _names_in(path: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """The attribute names a file reads and the names it defines functions by."""
     try:
         data = path.read_bytes()
     except OSError:
-        return frozenset()
-    return frozenset(name.decode() for name in _ATTRIBUTE.findall(data))
+        return frozenset(), frozenset()
+    return (
+        frozenset(name.decode() for name in _ATTRIBUTE.findall(data)),
+        frozenset(name.decode() for name in _DEFINED.findall(data)),
+    )
 
 
 def summary_options(settings: Settings) -> SummaryOptions:
-    return SummaryOptions(settings.host_suffixes, settings.model_init_modules)
+    return SummaryOptions(settings.host_suffixes, settings.model_init_modules, settings.allowed_contexts)
 
 
 def _host_attribute(places: set[str]) -> bool:

@@ -48,6 +48,9 @@ class FileSummary:
     # Functions defined inside others (a model's ``weight_loader`` closure): names the module itself
     # may hold facts for; other modules never call them, so ``exported`` drops them.
     nested: tuple[str, ...] = ()
+    # Names the module calls (``x.name(...)`` / ``name(...)``) inside its allowed regions, and outside them.
+    calls_allowed: frozenset[str] = frozenset()
+    calls_outside: frozenset[str] = frozenset()
 
     def exported(self) -> FileSummary:
         """What other modules need, as the index stores it: the calls into them, the module's
@@ -73,3 +76,4 @@ class SummaryOptions:
     host_suffixes: tuple[str, ...] = ("_cpu", "_np", "_host")
     # Where models are built under the target device: a factory without ``device=`` shows nothing.
     model_init_modules: tuple[str, ...] = ()
+    allowed_contexts: tuple[str, ...] = ("gpu_sync_allowed",)

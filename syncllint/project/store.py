@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v4"
-_FACTS = "project-facts-v4.json"
+_SUMMARIES = "project-summaries-v5"
+_FACTS = "project-facts-v5.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -118,6 +118,7 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
         [list(pair) for pair in facts.returns],
         [[key, None if calls is None else [encode_call(c) for c in calls]] for key, calls in facts.outside_calls],
         list(facts.host_attributes),
+        list(facts.allowed_callees),
         None if facts.module is None else [
             [list(pair) for pair in facts.module.returns],
             [[key, [list(pair) for pair in params]] for key, params in facts.module.filled],
@@ -126,11 +127,12 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside, attributes, module = value
+    returns, outside, attributes, allowed_callees, module = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
         tuple(attributes),
+        tuple(allowed_callees),
         None if module is None else ModuleFacts(
             tuple((key, place) for key, place in module[0]),
             tuple((key, tuple((name, place) for name, place in params)) for key, params in module[1]),

@@ -15,6 +15,7 @@ import fnmatch
 from collections.abc import Callable, Iterator
 
 from syncllint.analysis.conventions import factories_build_on_host
+from syncllint.project.allowed_calls import allowed_body_nodes, called_name
 from syncllint.project.bindings import (
     OBJECT,
     FunctionBindings,
@@ -45,6 +46,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, options: Summa
     text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     builds_on_device = any(fnmatch.fnmatch(path, pattern) for pattern in options.model_init_modules)
     reader = _Reader(module, is_package, options.host_suffixes, factories_build_on_host(text) and not builds_on_device)
+    # Only a module that names an allowed context can have a region; the rest call outside one.
+    reader.allowed_contexts = tuple(name for name in options.allowed_contexts if name.rsplit(".", 1)[-1] in text)
     reader.read(tree)
     return FileSummary(
         module,
@@ -55,6 +58,8 @@ def summarize(source: str | bytes, module: str, is_package: bool, options: Summa
         frozenset(reader.escaped),
         tuple(sorted(reader.attributes.items())),
         tuple(sorted(reader.nested)),
+        frozenset(reader.calls_allowed),
+        frozenset(reader.calls_outside),
     )
 
 
@@ -74,6 +79,10 @@ class _Reader:
         self._own: set[str] = set()
         # Module functions and methods by node id -> (their key as calls spell it, the node).
         self._callers: dict[int, tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.allowed_contexts: tuple[str, ...] = ()
+        self._allowed_nodes: set[int] = set()
+        self.calls_allowed: set[str] = set()
+        self.calls_outside: set[str] = set()
 
     def read(self, tree: ast.Module) -> None:
         summarised: set[int] = set()
@@ -99,6 +108,10 @@ class _Reader:
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
                 self._call(node, locals_, self._callers.get(owner))
+                if (name := called_name(node)) is not None:
+                    (self.calls_allowed if id(node) in self._allowed_nodes else self.calls_outside).add(name)
+            elif isinstance(node, (ast.With, ast.AsyncWith)) and self.allowed_contexts:
+                self._allowed_nodes |= allowed_body_nodes(node, self.qualify, self.allowed_contexts)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self._note_attribute(node)
             elif isinstance(node, ast.ClassDef):

@@ -16,11 +16,13 @@ def encode_summary(summary: FileSummary) -> list[Any]:
         [encode_call(c) for c in summary.calls],
         sorted(summary.escaped),
         [list(pair) for pair in summary.attributes],
+        sorted(summary.calls_allowed),
+        sorted(summary.calls_outside),
     ]
 
 
 def decode_summary(value: list[Any]) -> FileSummary:
-    module, aliases, functions, bases, calls, escaped, attributes = value
+    module, aliases, functions, bases, calls, escaped, attributes, calls_allowed, calls_outside = value
     return FileSummary(
         module,
         tuple((local, qualified) for local, qualified in aliases),
@@ -32,6 +34,8 @@ def decode_summary(value: list[Any]) -> FileSummary:
         tuple(decode_call(call) for call in calls),
         frozenset(escaped),
         tuple((name, place) for name, place in attributes),
+        calls_allowed=frozenset(calls_allowed),
+        calls_outside=frozenset(calls_outside),
     )
 
 
