@@ -317,3 +317,23 @@ def test_a_weight_loader_defined_inside_a_method_gets_checkpoint_weights_too() -
         "        return moe_wna16_weight_loader\n"
     )
     assert codes(source) == ["SYNC202"]
+
+
+def test_sglang_multimodal_items_hold_host_metadata_beside_their_device_feature() -> None:
+    source = (
+        "from typing import List\nimport torch\n"
+        "from sglang.srt.managers.schedule_batch import MultimodalDataItem\n\n"
+        "def get_image_feature(items: List[MultimodalDataItem]):\n"
+        "    sizes = torch.stack(flatten_nested_list([item.tgt_size for item in items]), dim=0)\n"
+        "    grids = [item.model_specific_data.get('image_grid_thw') for item in items]\n"
+        "    feats = torch.cat([item.feature for item in items])\n"
+        "    return sizes.max().item(), grids[0].tolist(), feats.sum().item()\n"
+        "\n"
+        "def untyped(items):\n"
+        "    sizes = torch.stack([item.tgt_size for item in items], dim=0)\n"
+        "    return sizes.to(device='cuda'), sizes.max().item()\n"
+    )
+    # The scheduler moves only ``feature`` to the device; the processor's metadata stays on the
+    # host. Without the annotation nothing says what ``items`` holds.
+    found = [(d.code, d.start.row, d.start.column) for d in lint(source)]
+    assert found == [("SYNC101", 9, 51), ("SYNC101", 13, 37)]

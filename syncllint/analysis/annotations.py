@@ -8,6 +8,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.values import (
     DEVICE_TENSOR,
+    HOST_RECORD,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -36,6 +37,10 @@ def annotation_value(node: cst.BaseExpression, imports: ImportMap) -> Value | No
                 return annotation_value(inner.value, imports)
         if name in api.NUMPY_ANNOTATIONS:
             return NUMPY
+        if name.rsplit(".", 1)[-1] in ("list", "List", "Sequence", "tuple", "Tuple") and node.slice:
+            inner = node.slice[0].slice  # ``List[MultimodalDataItem]``: a list of host records
+            if isinstance(inner, cst.Index) and annotation_value(inner.value, imports) == HOST_RECORD:
+                return HOST_RECORD
         return PYTHON if name.rsplit(".", 1)[-1] in ("list", "List", "tuple", "Tuple", "dict", "Dict", "Sequence", "set") else None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         # ``X | None`` is X; ``torch.Tensor | int`` could be either, so it says nothing.
@@ -48,6 +53,8 @@ def annotation_value(node: cst.BaseExpression, imports: ImportMap) -> Value | No
     if qualified is None:
         return None
     name = qualified
+    if name in api.HOST_RECORDS:
+        return HOST_RECORD
     for names, value in _BY_ANNOTATION:
         if name in names:
             return value

@@ -177,6 +177,10 @@ class CallInference:
             # unless a device is named.
             device = keyword(call, "device")
             return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
+        if qualified.rsplit(".", 1)[-1] in api.FLATTENING_HELPERS and len(call.args) == 1:
+            # ``flatten_nested_list([item.tgt_size for item in items])``: the same items, one level
+            value = self.infer(call.args[0].value)
+            return value if value.is_host else UNKNOWN
         if qualified in api.PYTHON_RESULT_BUILTINS and not self.imports.is_imported(qualified):
             if qualified in ("sum", "max", "min", "next", "abs"):
                 args = [self.infer(a.value) for a in call.args]

@@ -330,7 +330,15 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             owner = self.infer(node.value)
             if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device
                 return Value(owner.place, DType.INT if attr in api.INT_RESULT_FIELDS else DType.UNKNOWN)
+        if isinstance(node.value, cst.Name) and self._record_field_on_host(node.value, attr):
+            return HOST_TENSOR  # ``item.tgt_size`` of an sglang ``MultimodalDataItem``
         return self._suffix_value(attr, attribute=True) or UNKNOWN
+
+    def _record_field_on_host(self, owner: cst.Name, attr: str) -> bool:
+        value = self.lookup(owner.value)
+        return value is not None and value.host_record and not any(
+            attr in device_fields for device_fields in api.HOST_RECORDS.values()
+        )
 
     def _infer_subscript(self, node: cst.Subscript) -> Value:
         base = node.value

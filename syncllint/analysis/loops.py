@@ -47,6 +47,8 @@ def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:
 
 def _element_of(value: Value) -> Value:
     """What iterating over ``value`` yields."""
+    if value.host_record:
+        return value  # items of ``items: List[MultimodalDataItem]``
     if value.is_tensor or value.place is Place.NUMPY:
         # Rows of a tensor by convention only (``seq_lens`` beside ``seq_lens_cpu``) are no surer.
         return Value(value.place, value.dtype, assumed=value.assumed)

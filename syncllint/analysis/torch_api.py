@@ -119,6 +119,16 @@ PYTHON_ANNOTATIONS = frozenset(
     "typing.Iterable collections.abc.Sequence collections.abc.Mapping torch.device torch.dtype torch.Size".split()
 )
 
+# Records whose attributes are host data but for the listed device fields: sglang's scheduler moves
+# only a ``MultimodalDataItem``'s ``feature`` to the device (``_move_items_to_device``); the rest
+# (``tgt_size``, ``model_specific_data[...]``, ``audio_feature_lens``) is processor output on the host.
+HOST_RECORDS: dict[str, frozenset[str]] = {
+    "sglang.srt.managers.schedule_batch.MultimodalDataItem": frozenset(("feature", "precomputed_embeddings")),
+}
+
+# Helpers that flatten nested lists (sglang's ``flatten_nested_list``): a list of host data stays one.
+FLATTENING_HELPERS = frozenset(("flatten_nested_list", "flatten_list", "flatten"))
+
 # Calls that answer a Python bool or number computed from tensor data (the call itself may
 # sync; its result is host data, so using it in ``if`` adds no second sync).
 TORCH_PYTHON_RESULT_FUNCTIONS = frozenset(

@@ -54,6 +54,9 @@ class Value:
     layer: bool = False
     # The number of dimensions, where a factory shows it (``torch.zeros(n)``: 1) and moves keep it.
     rank: int | None = None
+    # An object (or a list of them) whose attributes are host data but for its kind's device fields:
+    # sglang's ``MultimodalDataItem`` (``torch_api.HOST_RECORDS``).
+    host_record: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -84,6 +87,7 @@ ASSUMED_TENSOR = Value(Place.TENSOR, assumed=True)
 DEVICE_TENSOR = Value(Place.DEVICE)
 HOST_TENSOR = Value(Place.HOST_TENSOR)
 LAYER = Value(Place.UNKNOWN, layer=True)
+HOST_RECORD = Value(Place.PYTHON, host_record=True)
 # A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
 NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
