@@ -16,6 +16,7 @@ from syncllint.analysis.function_kinds import (
     is_kernel,
     is_torch_module,
 )
+from syncllint.analysis.growing import note_growth
 from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
 from syncllint.analysis.imports import ImportMap
@@ -239,6 +240,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._note_default_device_call(node.value)
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
+            note_growth(self.inference, node)
         elif isinstance(node, cst.If):
             self._blocks.leave_if(node, self._frames[-1])
         elif isinstance(node, cst.Assert):

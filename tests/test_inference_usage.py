@@ -251,3 +251,27 @@ def test_an_object_describing_device_memory_is_no_host_data() -> None:
         return a, b
     """
     assert [row for row, _ in found(source, "SYNC201")] == [13]
+
+
+def test_a_list_grown_only_by_host_tensors_is_host_data() -> None:
+    source = """\
+    import torch
+
+    def grids(items, device):
+        parts = []
+        for item in items:
+            parts.append(item.cpu())
+        joined = torch.cat(parts)
+        mixed = []
+        mixed.append(torch.zeros(2))
+        mixed.append(torch.ones(2, device="cuda"))
+        offsets = []
+        for i in range(4):
+            offsets.append(torch.arange(i, i + 2))
+        return joined.tolist(), torch.cat(mixed).tolist(), torch.cat(offsets).to(device)
+    """
+    # ``parts`` holds host copies only (the ``.cpu()`` itself is the sync); ``mixed`` took a device
+    # tensor; the host ``offsets`` uploaded with a blocking copy is a sync of its own.
+    assert [(d.code, d.start.row) for d in lint(source)] == [
+        ("SYNC103", 6), ("SYNC102", 14), ("SYNC202", 14)
+    ]

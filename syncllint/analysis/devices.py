@@ -14,6 +14,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import CallInference
+from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.naming import NamingConventions, names_a_class
@@ -50,6 +51,8 @@ class _Scope:
     device_owners: dict[str, str] = field(default_factory=dict)
     # Names bound once that the function's code shows are host tensors (``x.numpy()``: host_usage.py).
     host_shown: frozenset[str] = frozenset()
+    # Lists that started empty -> whether everything added since is a host tensor (growing.py).
+    growing: dict[str, bool] = field(default_factory=dict)
 
 
 class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
@@ -177,6 +180,11 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
             self.bind(target, self._module_state(target, value, self.infer(value)))
+            if isinstance(target, cst.Name):
+                if starts_empty(target, value):
+                    self._scopes[-1].growing[target.value] = True
+                else:
+                    self._scopes[-1].growing.pop(target.value, None)
             if pending:
                 self._mark_pending(target, True)
             if isinstance(target, cst.Name):
@@ -231,8 +239,11 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
             return HOST_TENSOR
         return PYTHON
 
-    def _set_local(self, name: str, value: Value) -> None:
+    def set_local(self, name: str, value: Value) -> None:
         self._scopes[-1].names[name] = value
+
+    def growing_lists(self) -> dict[str, bool]:
+        return self._scopes[-1].growing
 
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:

@@ -43,7 +43,7 @@ class ParameterBinding:
 
         def _refine_by_name(self, name: str, value: Value) -> Value: ...
 
-        def _set_local(self, name: str, value: Value) -> None: ...
+        def set_local(self, name: str, value: Value) -> None: ...
 
     def bind_parameters(
         self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
@@ -59,11 +59,11 @@ class ParameterBinding:
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
             if filled.get(name) is Place.HOST_TENSOR and "device" in name:
                 # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
-                self._set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU))
+                self.set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU))
                 continue
             if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
                 place = filled[name]
-                self._set_local(name, Value(place) if place is not Place.PYTHON else PYTHON)
+                self.set_local(name, Value(place) if place is not Place.PYTHON else PYTHON)
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
@@ -85,10 +85,10 @@ class ParameterBinding:
                     value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
-            self._set_local(name, self._refine_by_name(name, value))
+            self.set_local(name, self._refine_by_name(name, value))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
-                self._set_local(star.name.value, PYTHON)
+                self.set_local(star.name.value, PYTHON)
 
 
 def _commented_host(param: cst.Param) -> bool:
