@@ -260,3 +260,26 @@ def test_a_device_borrowed_from_a_tensor_shows_no_accelerator_in_a_test_module()
         assert torch.equal(_labels(a), b)
     """
     assert shown(source, "pkg/tests/test_labels.py") == []
+
+
+def test_a_gpu_count_or_topology_in_a_name_shows_no_accelerator_in_a_test_module() -> None:
+    source = """\
+    import torch
+
+    class TestSplit:
+        def _single_gpu(self, a):
+            return combine(a)
+
+        def test_rank_split_matches_single_gpu(self):
+            video = self._single_gpu(self.latents)
+            assert torch.equal(video, self.expected)
+
+        def test_sharded(self, num_gpus=2):
+            assert torch.equal(combine(self.latents), self.expected)
+
+        def test_on_gpu(self):
+            video_gpu = combine(self.latents)
+            assert torch.equal(video_gpu, self.expected)
+    """
+    # ``single_gpu`` and ``num_gpus`` count devices; ``video_gpu`` names a tensor on one.
+    assert shown(source, "pkg/tests/test_split.py") == [("SYNC602", 16)]

@@ -8,6 +8,7 @@ and where those calls are. Collecting them in one pass keeps it to one extra wal
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -161,6 +162,9 @@ def _borrowed_devices(node: cst.FunctionDef) -> frozenset[str]:
     )
 
 
+_GPU_TOPOLOGY = re.compile(r"gpus|(?:^|_)(?:single|multi|num|n|per)_gpu")
+
+
 def _shows_device(node: cst.CSTNode, not_accelerators: frozenset[str] = frozenset()) -> bool:
     """``"cuda:0"``, ``x.cuda()``, ``torch.cuda...``, ``on_gpu``, ``device=dev``, ``.to(device)``."""
     if isinstance(node, cst.SimpleString):
@@ -169,7 +173,8 @@ def _shows_device(node: cst.CSTNode, not_accelerators: frozenset[str] = frozense
         return text.startswith(api.ACCELERATOR_PREFIXES) and " " not in text
     if isinstance(node, cst.Name):
         lowered = node.value.lower()
-        return "cuda" in lowered or "gpu" in lowered
+        # ``x_gpu``, ``on_gpu``; not a count or a topology (``num_gpus``, ``single_gpu``, ``per_gpu``).
+        return "cuda" in lowered or "gpu" in lowered and not _GPU_TOPOLOGY.search(lowered)
     if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "device":
         return _is_variable_device(node.value, not_accelerators)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
