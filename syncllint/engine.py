@@ -217,6 +217,7 @@ def _walk(
     walker.allowed_callees = (index.only_called_when_allowed() if allowed else frozenset()) | frozenset(
         linked.allowed_callees
     )
+    walker.kernel_bodies = frozenset(index.kernel_bodies)
     walker.host_shown = host_shown(index.keyed_defs, source_text)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker

@@ -283,3 +283,25 @@ def test_a_gpu_count_or_topology_in_a_name_shows_no_accelerator_in_a_test_module
     """
     # ``single_gpu`` and ``num_gpus`` count devices; ``video_gpu`` names a tensor on one.
     assert shown(source, "pkg/tests/test_split.py") == [("SYNC602", 16)]
+
+
+def test_a_function_a_processor_hook_defines_and_the_module_functions_it_calls_are_host_code() -> None:
+    source = """\
+    import torch
+
+    def _runs(patch_positions: torch.Tensor, fps: float):
+        unique_t, counts = torch.unique_consecutive(patch_positions[:, 0], return_counts=True)
+        return unique_t.tolist()
+
+    class Model:
+        def _get_prompt_updates(self, mm_items, out_mm_kwargs):
+            def get_video_replacement(item_idx: int):
+                patch_positions = out_mm_kwargs["video"][item_idx]["patch_positions_videos"].data
+                return _runs(patch_positions, 1.0)
+            return [get_video_replacement]
+
+    def forward(x: torch.Tensor):
+        return torch.unique_consecutive(x)
+    """
+    # The replacement closure runs for the hook, on processor output; ``forward`` is model code.
+    assert shown(source) == [("SYNC304", 15)]

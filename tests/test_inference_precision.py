@@ -38,6 +38,23 @@ def test_reexported_triton_decorators_count_too() -> None:
     assert _codes(body) == []
 
 
+def test_a_function_a_kernel_is_built_from_by_a_call_is_device_code() -> None:
+    body = (
+        "import helion\nimport helion.language as hl\n"
+        "def _body(x: torch.Tensor, flags: torch.Tensor):\n"
+        "    for tile in hl.tile(x.size(0)):\n"
+        "        if flags[tile].any():\n"
+        "            x[tile] = 0\n"
+        "    return x\n"
+        "_kernel = helion.kernel(_body, config=None)\n"
+        "def host(flags: torch.Tensor):\n"
+        "    if flags.any():\n"
+        "        pass\n"
+    )
+    # ``_body`` runs as the kernel; ``host`` is ordinary host code.
+    assert [d.start.row for d in lint(HEADER + body)] == [14]
+
+
 def test_host_code_next_to_a_kernel_is_still_checked() -> None:
     body = (
         "@triton.jit\n"

@@ -25,6 +25,16 @@ def is_kernel(node: cst.FunctionDef, imports: ImportMap) -> bool:
     return False
 
 
+def kernel_body(call: cst.Call, imports: ImportMap) -> str | None:
+    """``fn`` of ``helion.kernel(fn, config=...)`` / ``triton.jit(fn)``: a kernel built by a call, not
+    a decorator. Its body runs on the device too."""
+    modules = (imports.qualify(call.func) or "").split(".")[:-1]
+    if not any(part in _KERNEL_DECORATOR_MODULES for part in modules) or not call.args:
+        return None
+    first = call.args[0]
+    return first.value.value if first.keyword is None and isinstance(first.value, cst.Name) else None
+
+
 def is_torch_module(node: cst.ClassDef) -> bool:
     """A class that derives from a ``Module``, or from another class and defines ``forward``: an
     ``nn.Module`` by its shape (a plain class with ``forward``, such as a lazily built runner, is not)."""

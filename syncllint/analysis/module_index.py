@@ -16,6 +16,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import device_owner
+from syncllint.analysis.function_kinds import kernel_body
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
@@ -33,8 +34,11 @@ class ModuleIndex(cst.CSTVisitor):
         self.defs: dict[str, list[cst.FunctionDef]] = {}
         self.keyed_defs: dict[str, list[cst.FunctionDef]] = {}
         self.calls: dict[str, set[str]] = {}  # function name -> names it calls directly
+        # function name -> the functions defined in its body (a processor hook's replacement closure)
+        self.nested: dict[str, set[str]] = {}
         self.call_sites: dict[str, list[cst.Call]] = {}  # ``name`` / ``self.name`` -> its calls
         self.called_outside_allowed: set[str] = set()
+        self.kernel_bodies: set[str] = set()  # functions handed to ``helion.kernel(fn)`` and the like
         self.showing_device: set[str] = set()  # functions whose text shows an accelerator
         self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
         self._class_names: list[str] = []
@@ -60,6 +64,8 @@ class ModuleIndex(cst.CSTVisitor):
             if method:
                 self.methods.setdefault(self._class_names[-1], set()).add(name)
             self.defs.setdefault(name, []).append(node)
+            if self._stack:
+                self.nested.setdefault(self._stack[-1], set()).add(name)
             self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
             self.calls.setdefault(name, set())
             self._stack.append(name)
@@ -91,6 +97,9 @@ class ModuleIndex(cst.CSTVisitor):
             self._allowed_depth -= 1
 
     def _note_call(self, node: cst.Call) -> None:
+        kernel = kernel_body(node, self._imports)
+        if kernel is not None:
+            self.kernel_bodies.add(kernel)
         callee = local_callee(node.func)
         if callee is None:
             return
@@ -103,9 +112,11 @@ class ModuleIndex(cst.CSTVisitor):
             self.called_outside_allowed.add(callee)
 
     def reached_from(self, seeds: Iterable[str]) -> frozenset[str]:
-        """``seeds`` and every module function they call, transitively."""
+        """``seeds`` and every module function they call, transitively; a function defined inside
+        one of them runs on its behalf (``get_replacement`` closures handed to the framework)."""
         found = set(seeds)
-        return frozenset(found | (closure(found, self.calls) & self.calls.keys()))
+        edges = {name: callees | self.nested.get(name, set()) for name, callees in self.calls.items()}
+        return frozenset(found | (closure(found, edges) & self.calls.keys()))
 
     def only_called_when_allowed(self) -> frozenset[str]:
         """Module functions called at least once, and only from inside allowed regions."""
