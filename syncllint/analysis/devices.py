@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.access import AccessInference
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
@@ -55,7 +56,7 @@ class _Scope:
     growing: dict[str, bool] = field(default_factory=dict)
 
 
-class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
+class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
     def __init__(
         self,
         imports: ImportMap,
@@ -313,73 +314,6 @@ class DeviceInference(CallInference, LocalCalls, NamingConventions, PendingCopie
         if isinstance(node, cst.Lambda):
             return PYTHON
         return UNKNOWN
-
-    def _infer_attribute(self, node: cst.Attribute) -> Value:
-        qualified = self.imports.qualify(node)
-        if qualified is not None and qualified.startswith("torch."):
-            # ``torch.version.cuda``, ``torch.float16``, ``torch.cuda``: strings, dtypes and modules.
-            return PYTHON
-        key = dotted_name(node)
-        if key is not None:
-            found = self.lookup(key)
-            if found is not None and (found.place is not Place.UNKNOWN or found.layer):
-                return found
-        attr = node.attr.value
-        if attr in api.METADATA_ATTRS:
-            if attr == "device":
-                owner = self.infer(node.value)
-                if owner.place == Place.DEVICE:
-                    return Value(Place.PYTHON, device_literal=DeviceLiteral.ACCELERATOR)
-                if owner.place == Place.HOST_TENSOR:
-                    return Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
-            return PYTHON
-        if attr in api.VIEW_ATTRS:
-            owner = self.infer(node.value)
-            if owner.is_tensor or owner.place == Place.NUMPY:
-                return owner
-        if attr in api.RESULT_FIELDS:
-            owner = self.infer(node.value)
-            if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device
-                return Value(owner.place, DType.INT if attr in api.INT_RESULT_FIELDS else DType.UNKNOWN)
-        if isinstance(node.value, cst.Name) and self._record_field_on_host(node.value, attr):
-            return HOST_TENSOR  # ``item.tgt_size`` of an sglang ``MultimodalDataItem``
-        return self._suffix_value(attr, attribute=True) or UNKNOWN
-
-    def _record_field_on_host(self, owner: cst.Name, attr: str) -> bool:
-        value = self.lookup(owner.value)
-        return value is not None and value.host_record and not any(
-            attr in device_fields for device_fields in api.HOST_RECORDS.values()
-        )
-
-    def _infer_subscript(self, node: cst.Subscript) -> Value:
-        base = node.value
-        if self.host_key(node.slice[0].slice if len(node.slice) == 1 else None):
-            return HOST_TENSOR  # ``mm_kwargs["image_sizes"]`` of a field kept on the host
-        if isinstance(base, cst.Attribute) and base.attr.value == "shape":
-            return PYTHON_SCALAR
-        owner = self.infer(base)
-        if owner.is_tensor or owner.place == Place.NUMPY:
-            # An element of a tensor by convention (``num_computed_tokens[i]`` beside a ``*_cpu``
-            # mirror) is no more surely a tensor than its container.
-            rank = self._rank_after_index(owner.rank, node)
-            return Value(owner.place, owner.dtype, rank=rank, assumed=owner.assumed)
-        return UNKNOWN
-
-    def _rank_after_index(self, rank: int | None, node: cst.Subscript) -> int | None:
-        """``m[0]`` of a 2-D tensor is 1-D; slices keep their dimension; anything else: unknown."""
-        if rank is None:
-            return None
-        for element in node.slice:
-            index = element.slice
-            if isinstance(index, cst.Slice):
-                continue
-            if not isinstance(index, cst.Index) or isinstance(index.value, cst.Name) and index.value.value == "None":
-                return None
-            value = self.infer(index.value)
-            if not (value.place is Place.PYTHON and value.zero_dim):
-                return None
-            rank -= 1
-        return rank if rank >= 0 else None
 
     def is_numpy_name(self, qualified: str | None) -> bool:
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
