@@ -109,8 +109,12 @@ class PlaceReader:
             return isinstance(expr, ast.Name) and expr.id in locals_ and self.shows_host(locals_[expr.id], locals_, depth + 1)
         if isinstance(expr, ast.Subscript):
             return self.shows_host(expr.value, locals_, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return self._beside_host([expr.left, expr.right], locals_, depth)  # ``mask_cpu & (ids == k)``
         if isinstance(expr, ast.BinOp):  # ``side_kv_cpu - side_qo_cpu``: arithmetic stays where it is
             return self.shows_host(expr.left, locals_, depth) and self.shows_host(expr.right, locals_, depth)
+        if isinstance(expr, ast.Compare) and len(expr.comparators) == 1:
+            return self._beside_host([expr.left, expr.comparators[0]], locals_, depth)  # ``ids_cpu == token_id``
         if isinstance(expr, ast.UnaryOp):
             return self.shows_host(expr.operand, locals_, depth)
         if not isinstance(expr, ast.Call):
@@ -137,6 +141,16 @@ class PlaceReader:
         if qualified in api.TORCH_FACTORIES:
             return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
         return qualified.startswith("numpy.")
+
+    def _beside_host(self, operands: list[ast.expr], locals_: dict[str, ast.expr], depth: int) -> bool:
+        """A comparison or a mask combination with a host tensor on one side and nothing shown on the
+        device on the other: a host and a device tensor meet in one op only through a 0-d scalar, and
+        masks and compared ids are not that."""
+        # A literal (``logits > 0.5``) is no host tensor: it meets a tensor anywhere.
+        host = [not isinstance(operand, ast.Constant) and self.shows_host(operand, locals_, depth) for operand in operands]
+        return any(host) and not any(
+            self.shows_device(operand, locals_) for operand, on_host in zip(operands, host) if not on_host
+        )
 
     def _names_the_cpu(self, expr: ast.expr | None, locals_: dict[str, ast.expr]) -> bool:
         """``"cpu"``, ``torch.device("cpu")``, or a local assigned one of them."""

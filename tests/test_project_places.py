@@ -1,0 +1,50 @@
+"""What the project index reads as host data in an argument (``PlaceReader.shows_host``)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from syncllint.project.places import PlaceReader
+from tests.conftest import lint
+
+READER = PlaceReader(lambda node: None, ("_cpu", "_np"), factories_on_host=True)
+
+
+@pytest.mark.parametrize(
+    ("expression", "host"),
+    [
+        ("ids_cpu == token_id", True),  # a comparison beside a host tensor stays on the host
+        ("mask & (ids_cpu == token_id)", True),  # and so does a mask combined with it
+        ("mask | ids_cpu", True),
+        ("logits > 0.5", False),  # a literal is no host tensor
+        ("mask & (logits > 0.5)", False),
+        ("ids_cpu == x_gpu", False),  # the other side is shown on the device
+        ("ids_cpu + offsets", False),  # arithmetic needs both sides on the host
+    ],
+)
+def test_comparisons_and_mask_combinations_beside_a_host_tensor(expression: str, host: bool) -> None:
+    assert READER.shows_host(ast.parse(expression, mode="eval").body) is host
+
+
+def test_a_module_function_called_with_masks_built_beside_host_ids_reads_host_masks() -> None:
+    source = """\
+import torch
+
+def check_interleaved(is_video: torch.Tensor, is_audio: torch.Tensor) -> bool:
+    va_pos = (is_video | is_audio).nonzero(as_tuple=True)[0]
+    return bool(va_pos.numel())
+
+class Model(torch.nn.Module):
+    def embed(self, input_ids, mm_mask):
+        ids = input_ids.cpu()
+        is_video = mm_mask & (ids == 5)
+        is_audio = mm_mask & (ids == 6)
+        return check_interleaved(is_video, is_audio)
+"""
+    # Masks built beside the host copy of the ids are host masks; beside a device copy they are not.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 9)]
+    assert [(d.code, d.start.row) for d in lint(source.replace("input_ids.cpu()", "input_ids.cuda()"))] == [
+        ("SYNC302", 4)
+    ]
