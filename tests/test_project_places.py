@@ -48,3 +48,30 @@ class Model(torch.nn.Module):
     assert [(d.code, d.start.row) for d in lint(source.replace("input_ids.cpu()", "input_ids.cuda()"))] == [
         ("SYNC302", 4)
     ]
+
+
+def test_helpers_and_closures_returning_host_arithmetic_give_host_results() -> None:
+    source = """\
+import torch
+
+def scaled(count, shift):
+    values = torch.linspace(1, 0.1, count)
+    return shift * values
+
+class Scheduler:
+    def set_timesteps(self, n):
+        def grid(count, shift):
+            values = torch.linspace(1, 0.1, count)
+            return shift * values / (1 + (shift - 1) * values)
+
+        sigmas = grid(n, 3.0)
+        return torch.unique_consecutive(sigmas), torch.unique_consecutive(scaled(n, 2.0))
+
+def on_device(count, shift):
+    return shift * torch.linspace(1, 0.1, count, device="cuda")
+
+def top(n):
+    return torch.unique_consecutive(on_device(n, 2.0))
+"""
+    # Factories without ``device=`` build on the host; arithmetic with numbers keeps them there.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC304", 20)]

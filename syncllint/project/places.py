@@ -170,6 +170,11 @@ class PlaceReader:
             return places.pop() if len(places) == 1 else None
         if isinstance(expr, ast.Call) and self._host_factory(expr):
             return HOST
+        if isinstance(expr, ast.BinOp):
+            # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
+            # device wins, then a shown host; numbers and unshown names take the other's place.
+            places = {self.place_of(expr.left, locals_, depth + 1), self.place_of(expr.right, locals_, depth + 1)}
+            return DEVICE if DEVICE in places else HOST if HOST in places else None
         while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
             method = expr.func.attr
             if method in ("cpu", "numpy", "tolist", "item"):

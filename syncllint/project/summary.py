@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-from collections.abc import Callable, Iterator
 
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.allowed_calls import allowed_body_nodes, called_name
@@ -23,6 +22,7 @@ from syncllint.project.bindings import (
     declared_fields,
     function_bindings,
     passed_parameter,
+    source_order,
     unassigned_parameters,
 )
 from syncllint.project.places import (
@@ -104,7 +104,8 @@ class _Reader:
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
         top_level = {id(statement) for statement in _top_level(tree.body)}
         called: set[int] = set()
-        for node, locals_, owner in _nodes(tree, self.locals_of):  # parents come before their children: a call before its callee
+        closures: set[str] = set()
+        for node, locals_, owner in source_order(tree, self.locals_of):  # parents come before their children: a call before its callee
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
                 self._call(node, locals_, self._callers.get(owner))
@@ -118,6 +119,13 @@ class _Reader:
                 self._note_fields(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in summarised:
                 self.nested.add(node.name)
+                # ``def grid(count): return torch.linspace(...)`` inside a method: its results too,
+                # unless a module function has the name; two closures of one name say nothing.
+                if node.name not in self.functions:
+                    self.functions[node.name] = _function(node, False, self)
+                    closures.add(node.name)
+                elif node.name in closures:
+                    self.functions[node.name] = FunctionSummary((), (), (), None, False)
             elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top_level:
                 self._import(node)  # ``from .api import plan`` inside the function that calls it
                 imported.update(local for local, q in self.aliases.items() if self._in_project(q))
@@ -258,30 +266,6 @@ def _returned(body: list[ast.stmt]) -> list[ast.expr]:
                 elif isinstance(child, ast.match_case):
                     pending.extend(child.body)
     return found
-
-
-def _nodes(
-    tree: ast.AST, locals_of: Callable[[ast.FunctionDef | ast.AsyncFunctionDef], dict[str, ast.expr]]
-) -> Iterator[tuple[ast.AST, dict[str, ast.expr], int]]:
-    """Every node in source order, each before its children (cheaper than ``ast.walk``): a
-    function's ``from x import f`` comes before its ``f(...)``. With each node, the simple
-    assignments of the function it is in (``name = expr``, names assigned once) and that
-    function's node id (0 outside functions)."""
-    pending: list[tuple[ast.AST, dict[str, ast.expr], int]] = [(tree, {}, 0)]
-    while pending:
-        node, locals_, owner = pending.pop()
-        yield node, locals_, owner
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            locals_ = locals_of(node)
-            owner = id(node)
-        children: list[ast.AST] = []
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list):
-                children.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                children.append(value)
-        pending.extend((child, locals_, owner) for child in reversed(children))
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:
