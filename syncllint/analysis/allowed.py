@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.imports import ImportMap, qualified_matches
+from syncllint.analysis.conventions import qualified_matches
+from syncllint.analysis.imports import ImportMap
 
 
 def is_allowed_context(expr: cst.BaseExpression, imports: ImportMap, allowed: tuple[str, ...]) -> bool:

@@ -80,3 +80,13 @@ def checkpoint_parameters(functions: Iterable[str], imported: Iterable[str]) -> 
             if fnmatch.fnmatchcase(name, pattern):
                 found[key] = parameter
     return found
+
+
+def qualified_matches(qualified: str | None, wanted: str) -> bool:
+    """How ``allowed-contexts`` names match: ``wanted`` without a dot matches the last component; with
+    dots, the whole tail. Plain strings, so the project index (``ast``, no libcst) matches as the engine does."""
+    if qualified is None:
+        return False
+    if "." not in wanted:
+        return qualified.rsplit(".", 1)[-1] == wanted
+    return qualified == wanted or qualified.endswith("." + wanted)

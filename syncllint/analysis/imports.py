@@ -73,12 +73,3 @@ class ImportMap:
     def imports_module(self, module: str) -> bool:
         """Whether any import brings in ``module`` or something from it."""
         return any(v == module or v.startswith(module + ".") for v in self._aliases.values())
-
-
-def qualified_matches(qualified: str | None, wanted: str) -> bool:
-    """``wanted`` without a dot matches the last component; with dots, the whole tail."""
-    if qualified is None:
-        return False
-    if "." not in wanted:
-        return qualified.rsplit(".", 1)[-1] == wanted
-    return qualified == wanted or qualified.endswith("." + wanted)

@@ -13,16 +13,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from syncllint.analysis.conventions import qualified_matches
+
 # Names the framework, Python or torch call by themselves: their callers are not all in the text.
 _CALLED_BY_FRAMEWORKS = frozenset(("forward", "run", "main", "step", "apply", "execute_model"))
-
-
-def called_name(call: ast.Call) -> str | None:
-    """``name`` of ``x.y.name(...)`` or ``name(...)``."""
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else None
 
 
 def allowed_body_nodes(
@@ -39,14 +33,7 @@ def _allows(expr: ast.expr, qualify: Callable[[ast.expr], str | None], allowed: 
         return _allows(expr.body, qualify, allowed) or _allows(expr.orelse, qualify, allowed)
     target = expr.func if isinstance(expr, ast.Call) else expr
     qualified = qualify(target) or (target.id if isinstance(target, ast.Name) else None)
-    return qualified is not None and any(_matches(qualified, name) for name in allowed)
-
-
-def _matches(qualified: str, wanted: str) -> bool:
-    """As the linter matches ``allowed-contexts`` (without importing libcst, as the index must not)."""
-    if "." not in wanted:
-        return qualified.rsplit(".", 1)[-1] == wanted
-    return qualified == wanted or qualified.endswith("." + wanted)
+    return any(qualified_matches(qualified, name) for name in allowed)
 
 
 def only_called_when_allowed(allowed: Iterable[frozenset[str]], outside: Iterable[frozenset[str]]) -> frozenset[str]:

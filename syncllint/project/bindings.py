@@ -88,14 +88,21 @@ def _other_bindings(statement: ast.stmt) -> list[ast.expr]:
     return []
 
 
+def called_name(call: ast.Call) -> str | None:
+    """``name`` of ``x.y.name(...)`` or ``name(...)``."""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
+
+
 def builds_an_object(value: ast.expr) -> bool:
     """``AudioEncoder(...)`` / ``nn.Linear(...)``: a call of a CamelCase name (on either side of a ternary)."""
     if isinstance(value, ast.IfExp):
         return builds_an_object(value.body) or builds_an_object(value.orelse)
     if not isinstance(value, ast.Call):
         return False
-    func = value.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = called_name(value) or ""
     return name[:1].isupper() and any(c.islower() for c in name)
 
 

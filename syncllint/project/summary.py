@@ -14,11 +14,12 @@ import ast
 import fnmatch
 
 from syncllint.analysis.conventions import factories_build_on_host
-from syncllint.project.allowed_calls import allowed_body_nodes, called_name
+from syncllint.project.allowed_calls import allowed_body_nodes
 from syncllint.project.bindings import (
     OBJECT,
     FunctionBindings,
     builds_an_object,
+    called_name,
     declared_fields,
     function_bindings,
     passed_parameter,
