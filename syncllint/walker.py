@@ -13,7 +13,6 @@ from syncllint.analysis.blocks import BlockFacts, ends_flow
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.function_kinds import (
     exposes_device_memory,
-    is_kernel,
     is_torch_module,
 )
 from syncllint.analysis.growing import note_growth
@@ -75,6 +74,7 @@ class BatchedWalker(cst.CSTVisitor):
     h2d_helper: str | None = None
     # Module functions called only inside allowed regions (``ModuleIndex.only_called_when_allowed``).
     allowed_callees: frozenset[str] = frozenset()
+    # Kernels (``ModuleIndex.kernel_bodies``): their bodies run on the device.
     kernel_bodies: frozenset[str] = frozenset()
     # ``id(function)`` -> names its code shows are host tensors (``host_usage.host_shown``).
     host_shown: dict[int, frozenset[str]] = {}
@@ -257,7 +257,7 @@ class BatchedWalker(cst.CSTVisitor):
         host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]))
         # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
         # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
-        allowed = is_kernel(node, self.imports) or name in self.kernel_bodies or name in self.allowed_callees
+        allowed = name in self.kernel_bodies or name in self.allowed_callees
         self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function

@@ -52,8 +52,8 @@ class _Scope:
     device_owners: dict[str, str] = field(default_factory=dict)
     # Names bound once that the function's code shows are host tensors (``x.numpy()``: host_usage.py).
     host_shown: frozenset[str] = frozenset()
-    # Lists that started empty -> whether everything added since is a host tensor (growing.py).
-    growing: dict[str, bool] = field(default_factory=dict)
+    # Lists that started empty and have grown only by host tensors since (growing.py).
+    growing: set[str] = field(default_factory=set)
 
 
 class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
@@ -182,10 +182,10 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
                     continue
             self.bind(target, self._module_state(target, value, self.infer(value)))
             if isinstance(target, cst.Name):
-                if starts_empty(target, value):
-                    self._scopes[-1].growing[target.value] = True
+                if starts_empty(value):
+                    self._scopes[-1].growing.add(target.value)
                 else:
-                    self._scopes[-1].growing.pop(target.value, None)
+                    self._scopes[-1].growing.discard(target.value)
             if pending:
                 self._mark_pending(target, True)
             if isinstance(target, cst.Name):
@@ -243,7 +243,7 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
     def set_local(self, name: str, value: Value) -> None:
         self._scopes[-1].names[name] = value
 
-    def growing_lists(self) -> dict[str, bool]:
+    def growing_lists(self) -> set[str]:
         return self._scopes[-1].growing
 
     # -- lookups ----------------------------------------------------------------------------

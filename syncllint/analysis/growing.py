@@ -20,11 +20,9 @@ if TYPE_CHECKING:
 _GROWING_METHODS = frozenset(("append", "extend"))
 
 
-def starts_empty(target: cst.BaseExpression, value: cst.BaseExpression) -> str | None:
-    """The name ``name = []`` binds, if that is the statement."""
-    if isinstance(target, cst.Name) and isinstance(value, cst.List) and not value.elements:
-        return target.value
-    return None
+def starts_empty(value: cst.BaseExpression) -> bool:
+    """``[]``: a list the function is about to grow."""
+    return isinstance(value, cst.List) and not value.elements
 
 
 def note_growth(inference: DeviceInference, call: cst.Call) -> None:
@@ -43,6 +41,8 @@ def note_growth(inference: DeviceInference, call: cst.Call) -> None:
     name = func.value.value
     if name not in growing:
         return
-    host = growing[name] and inference.infer(call.args[0].value).place is Place.HOST_TENSOR
-    growing[name] = host
-    inference.set_local(name, HOST_TENSOR if host else PYTHON)
+    if inference.infer(call.args[0].value).place is Place.HOST_TENSOR:
+        inference.set_local(name, HOST_TENSOR)
+    else:  # one element of another kind: an ordinary list from here on
+        growing.discard(name)
+        inference.set_local(name, PYTHON)

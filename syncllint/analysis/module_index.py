@@ -16,7 +16,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import device_owner
-from syncllint.analysis.function_kinds import kernel_body
+from syncllint.analysis.function_kinds import is_kernel, kernel_body
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
@@ -38,7 +38,8 @@ class ModuleIndex(cst.CSTVisitor):
         self.nested: dict[str, set[str]] = {}
         self.call_sites: dict[str, list[cst.Call]] = {}  # ``name`` / ``self.name`` -> its calls
         self.called_outside_allowed: set[str] = set()
-        self.kernel_bodies: set[str] = set()  # functions handed to ``helion.kernel(fn)`` and the like
+        # Device code: ``@triton.jit`` functions and those handed to ``helion.kernel(fn)`` and the like.
+        self.kernel_bodies: set[str] = set()
         self.showing_device: set[str] = set()  # functions whose text shows an accelerator
         self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
         self._class_names: list[str] = []
@@ -64,6 +65,8 @@ class ModuleIndex(cst.CSTVisitor):
             if method:
                 self.methods.setdefault(self._class_names[-1], set()).add(name)
             self.defs.setdefault(name, []).append(node)
+            if is_kernel(node, self._imports):
+                self.kernel_bodies.add(name)
             if self._stack:
                 self.nested.setdefault(self._stack[-1], set()).add(name)
             self.keyed_defs.setdefault(("self." if method else "") + name, []).append(node)
