@@ -31,7 +31,7 @@ from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
 from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
-from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, combine, module_name
+from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, ModuleFacts, combine, module_name
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
 from syncllint.project.records import NONE
@@ -181,7 +181,7 @@ def _walk(
     # What the module's functions share (call graph, call sites, allowed regions): one extra walk.
     allowed = settings.allowed_contexts if _names_an_allowed_context(source_text, settings) else ()
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
-    returns, filled_parameters = _module_facts(source_text, path, settings, linked)
+    facts = _module_facts(source_text, path, settings, linked)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
     inference = DeviceInference(
         imports,
@@ -189,11 +189,12 @@ def _walk(
         settings.device_suffixes,
         mirrored,
         device_mirrored,
-        returns,
+        {key: _PLACES[place] for key, place in facts.returns},
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
-        filled_parameters,
+        {key: {name: _PLACES[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),
+        dict(facts.follows),
     )
     walker = BatchedWalker(
         rule_set.dispatch,
@@ -223,20 +224,14 @@ def _walk(
     return walker
 
 
-def _module_facts(
-    source: str, path: str, settings: Settings, linked: LinkedFacts
-) -> tuple[dict[str, Place], dict[str, dict[str, Place]]]:
+def _module_facts(source: str, path: str, settings: Settings, linked: LinkedFacts) -> ModuleFacts:
     """Where the results of the module's calls live, and what every call passes some parameters: the
     runner's project index worked them out (``linked.module``), else the module's own text does."""
-    facts = linked.module
-    if facts is None:
-        module, is_package = module_name(Path(path))
-        own = summarize(source, module, is_package, summary_options(settings), path)
-        if own is None:
-            return {}, {}
-        facts = combine(own, linked)
-    filled = {key: {name: _PLACES[place] for name, place in params} for key, params in facts.filled}
-    return {key: _PLACES[place] for key, place in facts.returns}, filled
+    if linked.module is not None:
+        return linked.module
+    module, is_package = module_name(Path(path))
+    own = summarize(source, module, is_package, summary_options(settings), path)
+    return ModuleFacts() if own is None else combine(own, linked)
 
 
 _PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}

@@ -68,6 +68,7 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
         host_keys: frozenset[str] = frozenset(),
         filled_parameters: dict[str, dict[str, Place]] | None = None,
         host_attributes: frozenset[str] = frozenset(),
+        follows: dict[str, tuple[str, int]] | None = None,
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -79,6 +80,8 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
         self._device_mirrored = device_mirrored
         # The module's own functions (``name``) and methods (``self.name``) whose returns show a place.
         self._returns = returns or {}
+        # Those whose result keeps the place of a parameter: -> (parameter, position or -1).
+        self._follows = follows or {}
         # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
         self._host_keys = host_keys
         # ``name`` / ``self.name`` -> parameters every call in the module fills with host data.

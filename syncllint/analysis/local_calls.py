@@ -15,6 +15,7 @@ from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_oper
 
 class LocalCalls:
     _returns: dict[str, Place]
+    _follows: dict[str, tuple[str, int]]
 
     if TYPE_CHECKING:  # provided by DeviceInference
 
@@ -26,7 +27,14 @@ class LocalCalls:
         """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, or a project helper it imports
         (``load_dump(...)``, ``loader.load_dump(...)``), when the helper's returns show the place."""
         key = dotted_name(call.func)
-        place = self._returns.get(key) if key is not None else None
+        if key is None:
+            return None
+        place = self._returns.get(key)
+        if place is None and key in self._follows:
+            # ``pad_rows(rows, n)`` returning ``torch.cat([rows, rows.new_zeros(...)])``: where ``rows`` is.
+            argument = _bound_argument(call, *self._follows[key])
+            shown = self.infer(argument) if argument is not None else None
+            place = shown.place if shown is not None and shown.place in (Place.HOST_TENSOR, Place.DEVICE) else None
         return None if place is None else Value(place)
 
     def layer_call(self, call: cst.Call) -> Value | None:
@@ -42,6 +50,19 @@ class LocalCalls:
             return ASSUMED_TENSOR
         place = combine_operands(tensors)
         return Value(place.place, assumed=place.assumed)
+
+
+def _bound_argument(call: cst.Call, parameter: str, position: int) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value
+    positional = []
+    for arg in call.args:
+        if arg.star:  # after ``*args`` positions are unknown
+            break
+        if arg.keyword is None:
+            positional.append(arg.value)
+    return positional[position] if 0 <= position < len(positional) else None
 
 
 def local_callee(func: cst.BaseExpression, keyed: bool = False) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from syncllint.analysis import torch_api as api
 
@@ -37,33 +37,45 @@ def declared_fields(node: ast.ClassDef, qualify: Callable[[ast.expr], str | None
 class FunctionBindings:
     """What a function body binds (nested blocks included, nested defs not), from one scan."""
 
-    once: dict[str, ast.expr]  # ``name = expr`` for the names assigned exactly once
-    bound: frozenset[str]  # every name it binds, any way (``a, b = f()``, ``for a in``, ``a += 1``)
+    # ``name = expr`` for the names assigned exactly once; ``rows, names = load(x)`` counts as
+    # ``rows = load(x)[0]``.
+    once: dict[str, ast.expr]
+    bound: frozenset[str]  # every name it binds, any way (``for a in``, ``a += 1``, ``with ... as a``)
+    # Names bound only by such assignments, more than once: every value, in no particular order.
+    repeated: dict[str, tuple[ast.expr, ...]] = field(default_factory=dict)
 
 
 def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
-    found: dict[str, ast.expr] = {}
-    twice: set[str] = set()
+    assigned: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
     pending = list(body)
     while pending:
         statement = pending.pop()
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            name = statement.targets[0].id
-            if name in found:
-                twice.add(name)
-            found[name] = statement.value
+            assigned.setdefault(statement.targets[0].id, []).append(statement.value)
             continue
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call):
+            target = statement.targets[0]
+            names = [e.id for e in target.elts if isinstance(e, ast.Name)] if isinstance(target, ast.Tuple) else []
+            if names and len(names) == len(getattr(target, "elts", ())):
+                # ``rows, names = load_payload(x)`` binds ``rows`` to ``load_payload(x)[0]``.
+                for position, name in enumerate(names):
+                    assigned.setdefault(name, []).append(ast.Subscript(statement.value, ast.Constant(position), ast.Load()))
+                continue
         # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
         for target in _other_bindings(statement):
             others.update(_bound_names(target))
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for field in ("body", "orelse", "finalbody"):
-                pending.extend(getattr(statement, field, None) or ())
+            for field_name in ("body", "orelse", "finalbody"):
+                pending.extend(getattr(statement, field_name, None) or ())
             for handler in getattr(statement, "handlers", None) or ():
                 pending.extend(handler.body)
-    once = {name: value for name, value in found.items() if name not in twice and name not in others}
-    return FunctionBindings(once, frozenset(found) | others)
+    simple = {name: values for name, values in assigned.items() if name not in others}
+    return FunctionBindings(
+        once={name: values[0] for name, values in simple.items() if len(values) == 1},
+        bound=frozenset(assigned) | others,
+        repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
+    )
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:
@@ -151,10 +163,24 @@ def source_order(
             locals_ = locals_of(node)
             owner = id(node)
         children: list[ast.AST] = []
-        for field in node._fields:
-            value = getattr(node, field, None)
+        for attribute in node._fields:
+            value = getattr(node, attribute, None)
             if isinstance(value, list):
                 children.extend(item for item in value if isinstance(item, ast.AST))
             elif isinstance(value, ast.AST):
                 children.append(value)
         pending.extend((child, locals_, owner) for child in reversed(children))
+
+
+def top_level_statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Module statements, including those under top-level ``if`` / ``try`` (guarded imports)."""
+    found: list[ast.stmt] = []
+    for statement in body:
+        if isinstance(statement, (ast.If, ast.Try)):
+            found.extend(top_level_statements(statement.body + statement.orelse))
+            if isinstance(statement, ast.Try):
+                for handler in statement.handlers:
+                    found.extend(top_level_statements(handler.body))
+        else:
+            found.append(statement)
+    return found

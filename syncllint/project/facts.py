@@ -37,6 +37,9 @@ class ModuleFacts:
 
     returns: tuple[tuple[str, str], ...] = ()
     filled: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # The module's functions whose result keeps the place of a parameter (``pad(rows, n)`` returning
+    # ``torch.cat([rows, ...])``): key -> (parameter, its position, -1 when keyword-only).
+    follows: tuple[tuple[str, tuple[str, int]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,10 +105,16 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
         note_place(found, key, place)
     own_found: dict[str, str | None] = {}
     methods: dict[str, list[FunctionSummary]] = {}
+    follows: dict[str, tuple[str, int] | None] = {}
     for key, function in own.functions:
         if function.method:
             methods.setdefault(key.split(".", 1)[1], []).append(function)
-        note_place(own_found, ("self." + key.split(".", 1)[1]) if function.method else key, function.returns)
+        spelled = ("self." + key.split(".", 1)[1]) if function.method else key
+        note_place(own_found, spelled, function.returns)
+        parameter = function.follows
+        followed = (parameter, function.params.index(parameter) if parameter in function.params else -1)
+        # Two definitions of one spelling (two classes) must agree, as for returns.
+        follows[spelled] = followed if parameter and follows.get(spelled, followed) == followed else None
     found.update(own_found)  # the module's own definitions shadow what it imports or inherits
     returns = {key: place for key, place in found.items() if place is not None}
 
@@ -137,6 +146,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     return ModuleFacts(
         tuple(sorted(returns.items())),
         tuple(sorted((key, tuple(sorted(params.items()))) for key, params in filled.items() if params)),
+        tuple(sorted((key, found) for key, found in follows.items() if found is not None and key not in returns)),
     )
 
 

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 
 from syncllint.analysis import torch_api as api
+from syncllint.project.records import FunctionSummary
 
 HOST = "host"
 DEVICE = "device"
@@ -26,6 +27,9 @@ _DEVICE_SUFFIXES = ("_gpu", "_cuda")
 _HOST_LOADERS = frozenset(("safetensors.torch.load_file", "safetensors.torch.load"))
 # Reads of a container that keep its elements' place: ``state_dict.get(name)`` of a host state dict.
 _CONTAINER_READS = frozenset(("get", "pop", "values"))
+# Methods whose result is on the receiver's device: ``rows.new_zeros(n)``.
+NEW_ON_RECEIVER = frozenset(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"))
+JOINS = frozenset("torch." + n for n in "cat concat concatenate stack hstack vstack".split())
 
 
 
@@ -36,6 +40,8 @@ class PlaceReader:
         self.qualify = qualify
         self.suffixes = suffixes
         self.factories_on_host = factories_on_host
+        # The module's own function a call reaches (``load_rows(x)``, ``self._prepare(x)``), if any.
+        self.own: Callable[[ast.Call], FunctionSummary | None] = lambda call: None
 
     def attribute_place(self, value: ast.expr) -> str:
         if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
@@ -63,6 +69,8 @@ class PlaceReader:
             return expr.id in locals_ and self.shows_device(locals_[expr.id], locals_, depth + 1)
         if isinstance(expr, ast.Attribute):
             return expr.attr.endswith(_DEVICE_SUFFIXES)
+        if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
+            return own == DEVICE
         if isinstance(expr, ast.Subscript):
             return self.shows_device(expr.value, locals_, depth)
         if isinstance(expr, ast.BinOp):  # broadcasting: a device operand puts the result there
@@ -79,7 +87,7 @@ class PlaceReader:
                     # ``.to(device=self.device, non_blocking=True)``: the runner's device, by name
                     return (target.id if isinstance(target, ast.Name) else target.attr) == "device"
                 return (_string(target) or "").startswith(api.ACCELERATOR_PREFIXES)
-            if method in api.SAME_PLACE_METHODS:
+            if method in api.SAME_PLACE_METHODS or method in NEW_ON_RECEIVER:
                 return self.shows_device(expr.func.value, locals_, depth)
         if (self.qualify(expr.func) or "") in api.TORCH_FACTORIES:
             return (_string(_keyword(expr, "device")) or "").startswith(api.ACCELERATOR_PREFIXES)
@@ -107,6 +115,8 @@ class PlaceReader:
             if leaf.endswith(self.suffixes) or "_cpu_" in leaf:
                 return True
             return isinstance(expr, ast.Name) and expr.id in locals_ and self.shows_host(locals_[expr.id], locals_, depth + 1)
+        if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
+            return own == HOST
         if isinstance(expr, ast.Subscript):
             return self.shows_host(expr.value, locals_, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
@@ -131,7 +141,7 @@ class PlaceReader:
                 if not (self.qualify(expr.args[0]) or "").startswith("torch.") or _keyword(expr, "device") is not None:
                     return False  # ``.to(device)``: wherever ``device`` is
                 return self.shows_host(expr.func.value, locals_, depth)  # ``.to(torch.int32)``
-            if method in api.SAME_PLACE_METHODS or method in _CONTAINER_READS:
+            if method in api.SAME_PLACE_METHODS or method in _CONTAINER_READS or self.keeps_place(expr):
                 return self.shows_host(expr.func.value, locals_, depth)
         qualified = self.qualify(expr.func) or ""
         if qualified in _PYTHON_NUMBERS:
@@ -168,7 +178,11 @@ class PlaceReader:
         if isinstance(expr, (ast.Tuple, ast.List)) and expr.elts:
             places = {self.place_of(e, locals_, depth + 1) for e in expr.elts}
             return places.pop() if len(places) == 1 else None
-        if isinstance(expr, ast.Call) and self._host_factory(expr):
+        if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
+            return own
+        if isinstance(expr, ast.Subscript):  # a row of host data is host data
+            return self.place_of(expr.value, locals_, depth + 1)
+        if isinstance(expr, ast.Call) and self._host_factory(expr, locals_):
             return HOST
         if isinstance(expr, ast.BinOp):
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
@@ -181,16 +195,17 @@ class PlaceReader:
                 return HOST
             if method == "cuda":
                 return DEVICE
-            if method == "to" and expr.args and (text := _string(expr.args[0])) is not None:
-                return HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
-            if method not in api.SAME_PLACE_METHODS:
+            if method == "to" and not self.keeps_place(expr):
+                text = _string(_keyword(expr, "device") or next(iter(expr.args), None))
+                return None if text is None else HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
+            if method not in api.SAME_PLACE_METHODS and method not in NEW_ON_RECEIVER and method != "to":
                 if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
                     return HOST  # torch.load(..., map_location="cpu")
                 return None
             expr = expr.func.value
         return None
 
-    def _host_factory(self, call: ast.Call) -> bool:
+    def _host_factory(self, call: ast.Call, locals_: dict[str, ast.expr]) -> bool:
         """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
         qualified = self.qualify(call.func) or ""
         device = _keyword(call, "device")
@@ -198,9 +213,59 @@ class PlaceReader:
             return device is None or _string(device) == "cpu"
         if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
             return False
-        if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: literals only
-            return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.Constant))
+        if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: Python data and numpy only
+            data = call.args[0] if call.args else None
+            if isinstance(data, ast.Name) and data.id in locals_:
+                data = locals_[data.id]  # ``ids = [lookup[n] for n in names]`` before ``torch.tensor(ids)``
+            return isinstance(data, (ast.List, ast.Tuple, ast.Constant, ast.ListComp)) or (
+                isinstance(data, ast.Call) and (self.qualify(data.func) or "").startswith("numpy.")
+            )
         return True
+
+    def keeps_place(self, call: ast.Call) -> bool:
+        """``x.to(torch.float32)`` / ``x.to(dtype=...)`` / ``x.to(y.dtype)``: a new dtype, the same device."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "to") or _keyword(call, "device") is not None:
+            return False
+        if not call.args:
+            return _keyword(call, "dtype") is not None
+        return all(
+            isinstance(a, ast.Attribute) and (a.attr == "dtype" or (self.qualify(a) or "").startswith("torch."))
+            for a in call.args
+        )
+
+    def own_result(self, expr: ast.Call | ast.Subscript, locals_: dict[str, ast.expr], depth: int) -> str | None:
+        """Where the result of the module's own function lives: what its returns show, the element
+        of the tuple it returns (``load_payload(x)[0]``), or where the argument it passes back is."""
+        position = None
+        if isinstance(expr, ast.Subscript):
+            if not (isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int and isinstance(expr.value, ast.Call)):
+                return None
+            position, expr = expr.slice.value, expr.value
+        if not isinstance(expr, ast.Call) or depth > 3 or (function := self.own(expr)) is None:
+            return None
+        if position is not None and 0 <= position < len(function.elements):
+            return function.elements[position]
+        if function.returns is not None:
+            return function.returns
+        argument = bound_argument(expr, function, function.follows) if function.follows else None
+        if argument is None:
+            return None
+        place = self.place_of(argument, locals_, depth + 1)
+        if place is None and self.shows_host(argument, locals_, depth + 1):
+            return HOST
+        return place
+
+
+def bound_argument(call: ast.Call, function: FunctionSummary, parameter: str) -> ast.expr | None:
+    """The argument a call gives ``parameter``, by keyword or by position before any ``*args``."""
+    for keyword in call.keywords:
+        if keyword.arg == parameter:
+            return keyword.value
+    if parameter not in function.params:
+        return None
+    position = function.params.index(parameter)
+    before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
+    return before_star[position] if position < len(before_star) else None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

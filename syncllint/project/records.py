@@ -17,6 +17,10 @@ class FunctionSummary:
     defaults: tuple[tuple[str, int], ...]  # parameter -> what its default shows (NOT_HOST / HOST_DATA / NO_VALUE)
     returns: str | None  # HOST, DEVICE, or None when the returns disagree or do not say
     method: bool
+    # Only for the module itself (``exported`` drops them): where each element of the tuples it
+    # returns lives (``return rows, names``), and the parameter whose place its result keeps.
+    elements: tuple[str | None, ...] = ()
+    follows: str = ""
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v5"
-_FACTS = "project-facts-v5.json"
+_SUMMARIES = "project-summaries-v6"
+_FACTS = "project-facts-v6.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -122,6 +122,7 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
         None if facts.module is None else [
             [list(pair) for pair in facts.module.returns],
             [[key, [list(pair) for pair in params]] for key, params in facts.module.filled],
+            [[key, list(followed)] for key, followed in facts.module.follows],
         ],
     ]
 
@@ -136,6 +137,7 @@ def _decode_facts(value: list[Any]) -> LinkedFacts:
         None if module is None else ModuleFacts(
             tuple((key, place) for key, place in module[0]),
             tuple((key, tuple((name, place) for name, place in params)) for key, params in module[1]),
+            tuple((key, (parameter, position)) for key, (parameter, position) in module[2]),
         ),
     )
 

@@ -24,6 +24,7 @@ from syncllint.project.bindings import (
     function_bindings,
     passed_parameter,
     source_order,
+    top_level_statements,
     unassigned_parameters,
 )
 from syncllint.project.places import (
@@ -36,6 +37,7 @@ from syncllint.project.records import (
     FunctionSummary,
     SummaryOptions,
 )
+from syncllint.project.results import agreed_locals, function_summary
 
 
 def summarize(source: str | bytes, module: str, is_package: bool, options: SummaryOptions, path: str = "") -> FileSummary | None:
@@ -76,6 +78,12 @@ class _Reader:
         self.escaped: set[str] = set()
         self.attributes: dict[str, str] = {}
         self._bindings: dict[int, FunctionBindings] = {}
+        self._locals: dict[int, dict[str, ast.expr]] = {}
+        # The module's functions by key (``fn`` / ``Class.fn``), summarised when first asked for: a
+        # function's results may be another's (``return load_rows(x), names``), in any order.
+        self._definitions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
+        self._summarising: set[str] = set()
+        self.places.own = self._own_function
         self.nested: set[str] = set()
         self._own: set[str] = set()
         # Module functions and methods by node id -> (their key as calls spell it, the node).
@@ -87,23 +95,25 @@ class _Reader:
 
     def read(self, tree: ast.Module) -> None:
         summarised: set[int] = set()
-        for statement in _top_level(tree.body):
+        for statement in top_level_statements(tree.body):
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 self._import(statement)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._own.add(statement.name)
-                self.functions[statement.name] = _function(statement, False, self)
+                self._definitions[statement.name] = (statement, False)
                 summarised.add(id(statement))
                 self._callers[id(statement)] = (statement.name, statement)
             elif isinstance(statement, ast.ClassDef):
                 self.bases[statement.name] = tuple(filter(None, (self.qualify(b) for b in statement.bases)))
                 for member in statement.body:
                     if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        self.functions[f"{statement.name}.{member.name}"] = _function(member, True, self)
+                        self._definitions[f"{statement.name}.{member.name}"] = (member, True)
                         summarised.add(id(member))
                         self._callers[id(member)] = ("self." + member.name, member)
+        for key in self._definitions:
+            self._summary(key)
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
-        top_level = {id(statement) for statement in _top_level(tree.body)}
+        top_level = {id(statement) for statement in top_level_statements(tree.body)}
         called: set[int] = set()
         closures: set[str] = set()
         for node, locals_, owner in source_order(tree, self.locals_of):  # parents come before their children: a call before its callee
@@ -123,7 +133,9 @@ class _Reader:
                 # ``def grid(count): return torch.linspace(...)`` inside a method: its results too,
                 # unless a module function has the name; two closures of one name say nothing.
                 if node.name not in self.functions:
-                    self.functions[node.name] = _function(node, False, self)
+                    self.functions[node.name] = function_summary(
+                        node, False, self.places, self.bindings_of(node), self.locals_of(node)
+                    )
                     closures.add(node.name)
                 elif node.name in closures:
                     self.functions[node.name] = FunctionSummary((), (), (), None, False)
@@ -156,8 +168,39 @@ class _Reader:
         return found
 
     def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-        """A function's names assigned once (``name = expr``)."""
-        return self.bindings_of(node).once
+        """A function's names with one value that shows their place (``results.agreed_locals``)."""
+        found = self._locals.get(id(node))
+        if found is None:
+            bindings = self.bindings_of(node)
+            arguments = node.args
+            parameters = frozenset(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
+            self._locals[id(node)] = {}  # while it is worked out, a call back into it sees no locals
+            found = self._locals[id(node)] = agreed_locals(bindings, parameters, self.places)
+        return found
+
+    def _summary(self, key: str) -> FunctionSummary | None:
+        """The summary of the module's function ``key``, worked out once; None while it is being
+        worked out (a recursive helper says nothing of itself)."""
+        if key in self.functions:
+            return self.functions[key]
+        if key in self._summarising or key not in self._definitions:
+            return None
+        node, method = self._definitions[key]
+        self._summarising.add(key)
+        summary = function_summary(node, method, self.places, self.bindings_of(node), self.locals_of(node))
+        self._summarising.discard(key)
+        self.functions[key] = summary
+        return summary
+
+    def _own_function(self, call: ast.Call) -> FunctionSummary | None:
+        """The module function (``fn(...)``) or the method of one class (``self.fn(...)``) a call reaches."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self._own:
+            return self._summary(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            keys = [key for key in self._definitions if key.endswith("." + func.attr)]
+            return self._summary(keys[0]) if len(keys) == 1 else None
+        return None
 
     def _note_fields(self, node: ast.ClassDef) -> None:
         for name, place in declared_fields(node, self.qualify):
@@ -211,6 +254,12 @@ class _Reader:
             target = self.qualify(func)
         if target is None or not (target.startswith("self.") or self._in_project(target)):
             return
+        # In ``x = self._prepare(x)`` the argument is ``x`` as it was before: not the call's own result.
+        passed = _argument_names(call)
+        locals_ = {
+            name: value for name, value in locals_.items()
+            if name not in passed or not any(node is call for node in ast.walk(value))
+        }
         star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
         # Arguments after a ``*args`` land on positions nobody can tell: only those before count.
         before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
@@ -231,42 +280,8 @@ class _Reader:
             )
         )
 
-def _function(node: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, reader: _Reader) -> FunctionSummary:
-    arguments = node.args
-    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    if method and positional and not _is_static(node):
-        positional = positional[1:]
-    defaults = dict(zip(reversed([a.arg for a in (*arguments.posonlyargs, *arguments.args)]), reversed(arguments.defaults)))
-    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-    locals_ = reader.locals_of(node)
-    places = {reader.places.place_of(expr, locals_) for expr in _returned(node.body)}
-    return FunctionSummary(
-        tuple(positional),
-        tuple(a.arg for a in arguments.kwonlyargs),
-        tuple((name, reader.places.argument(default)) for name, default in defaults.items()),
-        places.pop() if len(places) == 1 else None,
-        method,
-    )
-
-
-def _returned(body: list[ast.stmt]) -> list[ast.expr]:
-    """The non-``None`` return values of a function body, nested functions and classes left out."""
-    found: list[ast.expr] = []
-    pending = list(body)
-    while pending:
-        statement = pending.pop()
-        if isinstance(statement, ast.Return):
-            if statement.value is not None and not (isinstance(statement.value, ast.Constant) and statement.value.value is None):
-                found.append(statement.value)
-        elif not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for child in ast.iter_child_nodes(statement):
-                if isinstance(child, ast.stmt):
-                    pending.append(child)
-                elif isinstance(child, ast.ExceptHandler):
-                    pending.extend(child.body)
-                elif isinstance(child, ast.match_case):
-                    pending.extend(child.body)
-    return found
+def _argument_names(call: ast.Call) -> set[str]:
+    return {a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
 
 
 def _head(node: ast.Name | ast.Attribute) -> str | None:
@@ -274,21 +289,3 @@ def _head(node: ast.Name | ast.Attribute) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     return node.value.id if isinstance(node.value, ast.Name) else None
-
-
-def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Module statements, including those under top-level ``if`` / ``try`` (guarded imports)."""
-    found: list[ast.stmt] = []
-    for statement in body:
-        if isinstance(statement, (ast.If, ast.Try)):
-            found.extend(_top_level(statement.body + statement.orelse))
-            if isinstance(statement, ast.Try):
-                for handler in statement.handlers:
-                    found.extend(_top_level(handler.body))
-        else:
-            found.append(statement)
-    return found
-
-
-def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
