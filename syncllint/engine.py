@@ -31,7 +31,13 @@ from syncllint.diagnostics import Diagnostic, Location, Severity
 from syncllint.fixes import build_fix
 from syncllint.guards import bracket_depth_problem, run_with_deep_stack
 from syncllint.prefilter import Prefilter, build_prefilter, parses_cleanly
-from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts, ModuleFacts, combine, module_name
+from syncllint.project.facts import (
+    NO_LINKED_FACTS,
+    LinkedFacts,
+    ModuleFacts,
+    combine,
+    module_name,
+)
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
 from syncllint.project.records import NONE

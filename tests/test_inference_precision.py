@@ -354,3 +354,60 @@ def test_sglang_multimodal_items_hold_host_metadata_beside_their_device_feature(
     # host. Without the annotation nothing says what ``items`` holds.
     found = [(d.code, d.start.row, d.start.column) for d in lint(source)]
     assert found == [("SYNC101", 9, 51), ("SYNC101", 13, 37)]
+
+
+def test_a_boolean_tensor_turned_into_integers_indexes_as_positions_not_as_a_mask() -> None:
+    source = """\
+import torch
+
+def accept(target_ids, ratios, n: int):
+    flags = torch.rand(n, 8, device="cuda") < ratios
+    counts = flags.to(torch.int32).cumprod(dim=1).sum(dim=1)
+    rows = torch.arange(n, device="cuda")
+    chosen = target_ids[rows, counts.to(torch.long)]
+    also = target_ids[rows, flags.sum(dim=1)]
+    still_a_mask = target_ids[flags.to(device="cuda:1")]
+    return chosen, also, still_a_mask
+"""
+    # ``.to(torch.int32)`` and counting reductions make integers: a gather, which does not sync.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC301", 9)]
+
+
+def test_an_isinstance_test_earlier_in_an_and_chain_narrows_the_operands_after_it() -> None:
+    source = """\
+import torch
+from torch import nn
+
+class Norm(nn.Module):
+    def __init__(self, bias: bool):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(3)) if bias else 0.0
+
+    def forward(self, x):
+        if isinstance(self.bias, (int, float)) and self.bias == 0 and x.dim() == 3:
+            return x
+        if isinstance(self.bias, torch.Tensor) and self.bias.sum() == 0:
+            return x
+        return x
+"""
+    # The first test compares a Python number; the second a parameter's sum, a device tensor.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC502", 12)]
+
+
+def test_a_module_s_device_test_says_nothing_of_its_methods_results() -> None:
+    source = """\
+import torch
+from torch import nn
+
+class Policy(nn.Module):
+    def go(self, x: torch.Tensor):
+        if not self.ready() or self.device.type != "cuda" or self._tp_enabled():
+            return 1
+        if self.device.type == "cuda" and self._tp_enabled():
+            return 2
+        if x.device.type == "cuda" and x.sum():
+            return 3
+        return 0
+"""
+    # ``self.device`` is where the module's weights are; ``self`` is no tensor. ``x`` is.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC502", 10)]

@@ -46,6 +46,8 @@ _DTYPE_BY_NAME = {
 _JOINS = frozenset(
     "torch." + n for n in "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
 )
+# Methods that count when applied to booleans: their result is an integer tensor.
+_COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod", "count_nonzero"))
 _TORCH_FULL_REDUCTIONS = frozenset(
     "torch." + n for n in "sum mean max min prod amax amin argmax argmin any all count_nonzero norm".split()
 )
@@ -338,6 +340,8 @@ class CallInference:
             dtype = DType.INT
         elif method in api.SAME_PLACE_FLOAT_METHODS:
             dtype = DType.FLOAT
+        elif owner.dtype is DType.BOOL and method in _COUNTING_METHODS:
+            dtype = DType.INT  # ``flags.sum(dim=1)``: counts of true elements
         else:
             dtype = owner.dtype
         zero_dim = method in api.REDUCTIONS_TO_0D and not call.args
@@ -347,6 +351,13 @@ class CallInference:
         return Value(owner.place, dtype, zero_dim, assumed=owner.assumed and not known)
 
     def _infer_to(self, owner: Value, call: cst.Call) -> Value:
+        moved = self._moved(owner, call)
+        # ``flags.to(torch.long)``: the new dtype (a boolean mask turned into positions or counts).
+        dtypes = [self.dtype_of(a.value) for a in call.args if a.keyword is None] + [self.dtype_of(keyword(call, "dtype"))]
+        dtype = next((d for d in dtypes if d is not DType.UNKNOWN), DType.UNKNOWN)
+        return replace(moved, dtype=dtype) if dtype is not DType.UNKNOWN and moved.is_tensor else moved
+
+    def _moved(self, owner: Value, call: cst.Call) -> Value:
         target = keyword(call, "device")
         for arg in call.args:
             if arg.keyword is None and target is None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from syncllint.analysis.devices import DeviceInference
+from syncllint.analysis.narrowing import Narrowing
 from syncllint.analysis.values import Place, Value
 from syncllint.diagnostics import Confidence
 
@@ -21,15 +22,21 @@ from syncllint.diagnostics import Confidence
 _BOOL_REDUCTIONS = frozenset(("any", "all"))
 
 
-def truth_tested(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """The operands whose truth value Python computes when ``expr`` is used as a condition."""
+def truth_tested(expr: cst.BaseExpression, narrowing: Narrowing | None = None) -> Iterator[cst.BaseExpression]:
+    """The operands whose truth value Python computes when ``expr`` is used as a condition. With
+    ``narrowing``, each right operand is yielded while what its left one decided holds:
+    ``isinstance(self.bias, float) and self.bias == 0`` compares a Python number."""
     if isinstance(expr, cst.BooleanOperation):
-        yield from truth_tested(expr.left)
-        yield from truth_tested(expr.right)
+        yield from truth_tested(expr.left, narrowing)
+        if narrowing is None:
+            yield from truth_tested(expr.right)
+        else:
+            with narrowing.assuming(expr.left, isinstance(expr.operator, cst.And)):
+                yield from truth_tested(expr.right, narrowing)
     elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-        yield from truth_tested(expr.expression)
+        yield from truth_tested(expr.expression, narrowing)
     elif isinstance(expr, cst.NamedExpr):
-        yield from truth_tested(expr.value)
+        yield from truth_tested(expr.value, narrowing)
     else:
         yield expr
 

@@ -10,6 +10,8 @@ Code that asks where a tensor lives tells the reader, and us, the answer on each
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import libcst as cst
@@ -82,6 +84,15 @@ class Narrowing:
     def leave_and(self, node: cst.BooleanOperation) -> None:
         self._restore(self._saved.pop(id(node), []))
 
+    @contextmanager
+    def assuming(self, test: cst.BaseExpression, outcome: bool) -> Iterator[None]:
+        """The facts of ``test`` having ``outcome`` hold inside the ``with`` block."""
+        saved = self._apply(self.facts(test)[0 if outcome else 1])
+        try:
+            yield
+        finally:
+            self._restore(saved)
+
     def assert_(self, node: cst.Assert) -> None:
         self._apply(self.facts(node.test)[0])
 
@@ -135,6 +146,8 @@ class Narrowing:
                 facts_: tuple[Facts, Facts] = (((device, spec),), ((device, _other(spec)),))
                 return facts_ if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts_[1], facts_[0])
             tensor = _device_owner(tensor_side)
+            if isinstance(tensor, cst.Name) and tensor.value in ("self", "cls"):
+                continue  # ``self.device.type == "cuda"`` of a module: where its weights are; self is no tensor
             spec = self._inference.device_spec(spec_side) if tensor is not None else None
             if tensor is None or spec is None:
                 continue

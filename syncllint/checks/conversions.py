@@ -10,6 +10,7 @@ from syncllint.analysis.conditions import (
     truth_tested,
     value_confidence,
 )
+from syncllint.analysis.narrowing import Narrowing
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
 
@@ -79,7 +80,7 @@ class TensorAsCondition(Rule):
     summary = "`if t:`, `while t:`, `assert t`, `not t`, `t and x`, `a if t else b` read a device tensor's truth value"
 
     def _check(self, condition: cst.BaseExpression, ctx: RuleContext, where: str) -> None:
-        for operand in truth_tested(condition):
+        for operand in truth_tested(condition, Narrowing(ctx.inference)):
             confidence = truth_confidence(
                 operand, ctx.inference, imports_torch=ctx.module_imports_torch, imports_numpy=ctx.module_imports_numpy
             )
