@@ -486,3 +486,35 @@ def test_a_copy_to_a_cpu_device_held_in_a_local_is_host_data(tmp_path: Path) -> 
     assert ("SYNC101", 5) not in findings(tmp_path, package(ref=module), "pkg/ref.py")
     onto_device = module.replace('torch.device("cpu")', 'torch.device("cuda")')
     assert ("SYNC101", 5) in findings(tmp_path, package(ref=onto_device), "pkg/ref.py")
+
+
+METHOD_POLICY = """
+import torch
+
+class DefaultPolicy:
+    def rebalance_experts(self, weight: torch.Tensor, n: int):
+        return weight.float().cpu().numpy()
+"""
+
+
+def test_a_method_every_project_call_by_name_feeds_host_data(tmp_path: Path) -> None:
+    caller = "def step(state, load):\n    return state.policy.rebalance_experts(load.cpu(), 4)\n"
+    assert findings(tmp_path, package(policy=METHOD_POLICY, state=caller), "pkg/policy.py") == []
+    # One call by that name with other data keeps the finding.
+    other = "def hot(self, load):\n    return self.policy.rebalance_experts(load, 2)\n"
+    assert ("SYNC103", 6) in findings(tmp_path, {"pkg/hot.py": other}, "pkg/policy.py")
+
+
+def test_a_method_name_two_classes_define_or_passed_on_says_nothing(tmp_path: Path) -> None:
+    caller = "def step(state, load):\n    return state.policy.rebalance_experts(load.cpu(), 4)\n"
+    twin = METHOD_POLICY.replace("DefaultPolicy", "OtherPolicy")
+    files = package(policy=METHOD_POLICY, twin=twin, state=caller)
+    assert ("SYNC103", 6) in findings(tmp_path, files, "pkg/policy.py")
+    (tmp_path / "pkg/twin.py").unlink()
+    hooked = "def wire(state, hooks):\n    hooks.append(state.policy.rebalance_experts)\n"
+    assert ("SYNC103", 6) in findings(tmp_path, {"pkg/hooks.py": hooked}, "pkg/policy.py")
+
+
+def test_a_test_module_calling_a_method_with_toy_data_says_nothing(tmp_path: Path) -> None:
+    test = "import torch\n\ndef test_policy(policy):\n    policy.rebalance_experts(torch.zeros(4).cpu(), 4)\n"
+    assert ("SYNC103", 6) in findings(tmp_path, package(policy=METHOD_POLICY, tests__test_policy=test), "pkg/policy.py")

@@ -59,6 +59,9 @@ class LinkedFacts:
     # Functions the module defines that the project calls only inside allowed regions: their syncs
     # are accepted (``project.allowed_calls``).
     allowed_callees: tuple[str, ...] = ()
+    # Method names the module defines -> the calls other modules make by that name
+    # (``project.method_calls``), or None when some module passes the name on instead.
+    method_calls: tuple[tuple[str, tuple[CallSummary, ...] | None], ...] = ()
     # The module's own facts combined with these (``combine``), when the index read the module in
     # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.
     module: ModuleFacts | None = None
@@ -121,7 +124,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     local_calls: dict[str, list[CallSummary]] = {}
     for call in own.calls:
         key = call.target if call.target.startswith("self.") else call.target.removeprefix(own.module + ".")
-        if "." not in key or key.startswith("self."):
+        if "." not in key or key.startswith(("self.", ".")):
             local_calls.setdefault(key, []).append(call)
     outside = dict(linked.outside_calls)
     candidates: dict[str, tuple[FunctionSummary, list[CallSummary]]] = {}
@@ -134,9 +137,18 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
         # are seen (in this module or elsewhere), they are the evidence there is.
         if private or elsewhere or key in local_calls:
             candidates[key] = (function, [*local_calls.get(key, ()), *elsewhere])
+    # Methods: the calls that spell their name, here and elsewhere (``project.method_calls``).
+    by_name = dict(linked.method_calls)
+    passed_on = {name[1:] for name in own.escaped if name.startswith(".")}
     for name, definitions in methods.items():
-        if name.startswith("_") and not name.startswith("__") and len(definitions) == 1:
-            candidates["self." + name] = (definitions[0], local_calls.get("self." + name, []))
+        if len(definitions) != 1 or name.startswith("__"):
+            continue
+        calls = local_calls.get("self." + name, [])
+        if name != "forward" and name not in passed_on and not (name in by_name and by_name[name] is None):
+            calls = [*calls, *local_calls.get("." + name, ()), *(by_name.get(name) or ())]
+        elif not name.startswith("_"):
+            continue  # a public method defined elsewhere too, or passed on: its callers are not all seen
+        candidates["self." + name] = (definitions[0], calls)
     filled = _filled_through_chains(candidates)
     # The framework's loader is the caller of ``load_weights``: checkpoint weights are in host memory.
     keys = [("self." + key.split(".", 1)[1]) if function.method else key for key, function in own.functions]

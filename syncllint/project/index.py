@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from syncllint.project.facts import (
     note_place,
     package_root,
 )
+from syncllint.project.method_calls import BY_NAME
 from syncllint.project.places import HOST, UNKNOWN_PLACE
 from syncllint.project.records import (
     CallSummary,
@@ -88,12 +90,29 @@ class ProjectIndex:
         self.allowed_only = only_called_when_allowed(
             (s.calls_allowed for s in self.modules.values()), (s.calls_outside for s in self.modules.values())
         )
+        # Method name -> the calls that spell it (``x.name(...)``), with their modules; names passed on.
+        self._by_name: dict[str, list[tuple[str, CallSummary]]] = {}
+        self._passed_on: set[str] = set()
+        # A name two classes define may be either's: its calls say nothing of one of them.
+        defined = Counter(key.split(".", 1)[1] for s in self.modules.values() for key, f in s.functions if f.method)
+        self._passed_on.update(name for name, count in defined.items() if count > 1)
         for module, summary in self.modules.items():
             for call in summary.calls:
+                # A read summary spells ``self.fn``, a stored one ``.fn`` (``FileSummary.exported``).
+                name = call.target[1:] if call.target.startswith(BY_NAME) else call.target[5:] if call.target.startswith("self.") else ""
+                # Tests call a model's internals with toy host data: what production code passes counts.
+                if name and not name.startswith("__") and name != "forward" and not _is_test_module(module):
+                    self._by_name.setdefault(name, []).append((module, call))
+                if name:
+                    continue
                 found = None if call.target.startswith("self.") else self.resolve(call.target)
                 if found is not None and found[0] != module:
                     self._calls.setdefault(found, []).append((module, call))
-            self._escaped.update(found for name in summary.escaped if (found := self.resolve(name)) is not None)
+            for name in summary.escaped:
+                if name.startswith(BY_NAME):
+                    self._passed_on.add(name[1:])
+                elif (found := self.resolve(name)) is not None:
+                    self._escaped.add(found)
 
     @classmethod
     def build(
@@ -150,11 +169,17 @@ class ProjectIndex:
                 outside.append((key, None))
             elif calls:
                 outside.append((key, calls))
+        methods = {key.split(".", 1)[1] for key, function in (self._whole.get(module) or summary).functions if function.method}
+        by_name: list[tuple[str, tuple[CallSummary, ...] | None]] = []
+        for name in sorted((methods | defined) & (self._by_name.keys() | self._passed_on)):
+            calls = tuple(call for caller, call in self._by_name.get(name, ()) if caller != module)
+            by_name.append((name, None if name in self._passed_on else calls))
         linked = LinkedFacts(
             tuple(sorted(self._imported_returns(summary).items())),
             tuple(outside),
             tuple(sorted(self.host_attributes & attributes_read)),
             tuple(sorted(self.allowed_only & defined)),
+            method_calls=tuple(by_name),
         )
         whole = self._whole.get(module)
         return replace(linked, module=combine(whole, linked)) if whole is not None else linked
@@ -232,6 +257,10 @@ def _names_in(path: Path) -> tuple[frozenset[str], frozenset[str]]:
         frozenset(name.decode() for name in _ATTRIBUTE.findall(data)),
         frozenset(name.decode() for name in _DEFINED.findall(data)),
     )
+
+
+def _is_test_module(module: str) -> bool:
+    return any(part.startswith("test") or part.endswith("_test") for part in module.split("."))
 
 
 def summary_options(settings: Settings) -> SummaryOptions:

@@ -53,9 +53,12 @@ class PlaceReader:
         whether the expression shows host data (``locals_``: the calling function's assignments)."""
         if isinstance(expr, ast.Constant) and expr.value is None:
             return NO_VALUE
-        if self.shows_host(expr, locals_ or {}):
+        locals_ = locals_ or {}
+        # ``(torch.arange(n) * step).long()``: arithmetic with a host tensor, as ``place_of`` reads it.
+        place = self.place_of(expr, locals_)
+        if place == HOST and not self.shows_device(expr, locals_) or self.shows_host(expr, locals_):
             return HOST_DATA
-        return DEVICE_DATA if self.shows_device(expr, locals_ or {}) else NOT_HOST
+        return DEVICE_DATA if place == DEVICE or self.shows_device(expr, locals_) else NOT_HOST
 
     def shows_device(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> bool:
         """Device data on its face: ``.cuda()``, ``.to("cuda")``, a factory with ``device="cuda"``,

@@ -60,15 +60,18 @@ class FileSummary:
         """What other modules need, as the index stores it: the calls into them, the module's
         functions by name and where results live. Its own calls and its functions' parameters
         matter only to the module (the engine gets them while the module is fresh, ``ModuleFacts``)."""
-        own = (self.module + ".", "self.")
+        own = self.module + "."
         return replace(
             self,
-            functions=tuple(
-                (key, FunctionSummary((), (), (), f.returns, f.method))
-                for key, f in self.functions
-                if not f.method or f.returns is not None
+            # Every method travels, its name at least: calls by name count only for names defined once.
+            functions=tuple((key, FunctionSummary((), (), (), f.returns, f.method)) for key, f in self.functions),
+            # ``self.fn(...)`` may reach a base class's method in another module: it travels by name.
+            # What a call forwards names the caller's parameters: it means something in this module only.
+            calls=tuple(
+                replace(call, target=_by_name(call.target), forwarded=(), caller="")
+                for call in self.calls
+                if not call.target.startswith(own) and not call.target.startswith(("self.__", "self.forward"))
             ),
-            calls=tuple(call for call in self.calls if not call.target.startswith(own)),
             nested=(),
         )
 
@@ -81,3 +84,7 @@ class SummaryOptions:
     # Where models are built under the target device: a factory without ``device=`` shows nothing.
     model_init_modules: tuple[str, ...] = ()
     allowed_contexts: tuple[str, ...] = ("gpu_sync_allowed",)
+
+
+def _by_name(target: str) -> str:
+    return "." + target[len("self."):] if target.startswith("self.") else target

@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v6"
-_FACTS = "project-facts-v6.json"
+_SUMMARIES = "project-summaries-v7"
+_FACTS = "project-facts-v7.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -119,6 +119,7 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
         [[key, None if calls is None else [encode_call(c) for c in calls]] for key, calls in facts.outside_calls],
         list(facts.host_attributes),
         list(facts.allowed_callees),
+        [[name, None if calls is None else [encode_call(c) for c in calls]] for name, calls in facts.method_calls],
         None if facts.module is None else [
             [list(pair) for pair in facts.module.returns],
             [[key, [list(pair) for pair in params]] for key, params in facts.module.filled],
@@ -128,13 +129,14 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside, attributes, allowed_callees, module = value
+    returns, outside, attributes, allowed_callees, method_calls, module = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
         tuple(attributes),
         tuple(allowed_callees),
-        None if module is None else ModuleFacts(
+        tuple((name, None if calls is None else tuple(decode_call(c) for c in calls)) for name, calls in method_calls),
+        module=None if module is None else ModuleFacts(
             tuple((key, place) for key, place in module[0]),
             tuple((key, tuple((name, place) for name, place in params)) for key, params in module[1]),
             tuple((key, (parameter, position)) for key, (parameter, position) in module[2]),

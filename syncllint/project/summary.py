@@ -27,6 +27,7 @@ from syncllint.project.bindings import (
     top_level_statements,
     unassigned_parameters,
 )
+from syncllint.project.method_calls import BY_NAME, called_method, passed_on_methods
 from syncllint.project.places import (
     UNKNOWN_PLACE,
     PlaceReader,
@@ -117,6 +118,8 @@ class _Reader:
         called: set[int] = set()
         closures: set[str] = set()
         for node, locals_, owner in source_order(tree, self.locals_of):  # parents come before their children: a call before its callee
+            if isinstance(node, _PASSING):
+                self.escaped.update(passed_on_methods(node))
             if isinstance(node, ast.Call):
                 called.add(id(node.func))
                 self._call(node, locals_, self._callers.get(owner))
@@ -252,7 +255,9 @@ class _Reader:
             target: str | None = "self." + func.attr
         else:
             target = self.qualify(func)
-        if target is None or not (target.startswith("self.") or self._in_project(target)):
+        if target is None and (name := called_method(call)) is not None:
+            target = BY_NAME + name  # ``self.policy.rebalance(...)``: some project class's method, by name
+        if target is None or not (target.startswith(("self.", BY_NAME)) or self._in_project(target)):
             return
         # In ``x = self._prepare(x)`` the argument is ``x`` as it was before: not the call's own result.
         passed = _argument_names(call)
@@ -279,6 +284,9 @@ class _Reader:
                 caller[0] if forwarded and caller is not None else "",
             )
         )
+
+_PASSING = (ast.Call, ast.Assign, ast.AnnAssign, ast.Return, ast.List, ast.Tuple, ast.Set, ast.Dict)
+
 
 def _argument_names(call: ast.Call) -> set[str]:
     return {a.id for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
