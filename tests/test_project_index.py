@@ -518,3 +518,18 @@ def test_a_method_name_two_classes_define_or_passed_on_says_nothing(tmp_path: Pa
 def test_a_test_module_calling_a_method_with_toy_data_says_nothing(tmp_path: Path) -> None:
     test = "import torch\n\ndef test_policy(policy):\n    policy.rebalance_experts(torch.zeros(4).cpu(), 4)\n"
     assert ("SYNC103", 6) in findings(tmp_path, package(policy=METHOD_POLICY, tests__test_policy=test), "pkg/policy.py")
+
+
+def test_a_classmethod_called_through_its_imported_class_takes_what_the_call_passes(tmp_path: Path) -> None:
+    model = """
+    import torch
+
+    class LoRAModel:
+        @classmethod
+        def from_checkpoint(cls, path, lens: torch.Tensor):
+            return lens.cpu().tolist()
+    """
+    caller = "from pkg.model import LoRAModel\n\ndef load(path, lens):\n    return LoRAModel.from_checkpoint(path, lens.cpu())\n"
+    assert findings(tmp_path, package(model=model, manager=caller), "pkg/model.py") == []
+    hot = "from pkg.model import LoRAModel\n\ndef hot(path, lens):\n    return LoRAModel.from_checkpoint(path, lens)\n"
+    assert ("SYNC103", 7) in findings(tmp_path, {"pkg/hot.py": hot}, "pkg/model.py")

@@ -105,9 +105,12 @@ class ProjectIndex:
                     self._by_name.setdefault(name, []).append((module, call))
                 if name:
                     continue
-                found = None if call.target.startswith("self.") else self.resolve(call.target)
+                found = self.resolve(call.target)
                 if found is not None and found[0] != module:
                     self._calls.setdefault(found, []).append((module, call))
+                elif found is None and not _is_test_module(module):
+                    # ``LoRAModel.from_checkpoint(...)``: a method reached through its class, by name.
+                    self._by_name.setdefault(call.target.rpartition(".")[2], []).append((module, call))
             for name in summary.escaped:
                 if name.startswith(BY_NAME):
                     self._passed_on.add(name[1:])
