@@ -106,12 +106,6 @@ def rebalance(weight: torch.Tensor, n: int):
 """
 
 
-def test_a_public_function_every_project_caller_feeds_host_data(tmp_path: Path) -> None:
-    caller = "from pkg.policy import rebalance\n\ndef step(load):\n    return rebalance(load.cpu(), 4)\n"
-    assert findings(tmp_path, package(policy=POLICY, state=caller), "pkg/policy.py") == []
-    # One caller that passes something else is enough to keep the finding.
-    other = "from pkg.policy import rebalance\n\ndef hot(load):\n    return rebalance(load, 2)\n"
-    assert ("SYNC103", 5) in findings(tmp_path, {"pkg/hot.py": other}, "pkg/policy.py")
 
 
 def test_a_public_function_without_a_project_caller_is_not_assumed_fed_by_anyone(tmp_path: Path) -> None:
@@ -497,12 +491,19 @@ class DefaultPolicy:
 """
 
 
-def test_a_method_every_project_call_by_name_feeds_host_data(tmp_path: Path) -> None:
-    caller = "def step(state, load):\n    return state.policy.rebalance_experts(load.cpu(), 4)\n"
-    assert findings(tmp_path, package(policy=METHOD_POLICY, state=caller), "pkg/policy.py") == []
-    # One call by that name with other data keeps the finding.
-    other = "def hot(self, load):\n    return self.policy.rebalance_experts(load, 2)\n"
-    assert ("SYNC103", 6) in findings(tmp_path, {"pkg/hot.py": other}, "pkg/policy.py")
+@pytest.mark.parametrize(
+    ("policy", "call", "row"),
+    [
+        # A public function, imported by the caller.
+        (POLICY, "from pkg.policy import rebalance\n\ndef step(load):\n    return rebalance({}, 4)\n", 5),
+        # A method, reached by its name through an object nothing types.
+        (METHOD_POLICY, "def step(state, load):\n    return state.policy.rebalance_experts({}, 4)\n", 6),
+    ],
+)
+def test_a_function_or_method_every_project_call_feeds_host_data(tmp_path: Path, policy: str, call: str, row: int) -> None:
+    assert findings(tmp_path, package(policy=policy, state=call.format("load.cpu()")), "pkg/policy.py") == []
+    # One call that passes something else is enough to keep the finding.
+    assert ("SYNC103", row) in findings(tmp_path, {"pkg/hot.py": call.format("load")}, "pkg/policy.py")
 
 
 def test_a_method_name_two_classes_define_or_passed_on_says_nothing(tmp_path: Path) -> None:
