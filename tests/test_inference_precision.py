@@ -411,3 +411,22 @@ class Policy(nn.Module):
 """
     # ``self.device`` is where the module's weights are; ``self`` is no tensor. ``x`` is.
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC502", 10)]
+
+
+def test_a_move_to_a_cpu_device_only_the_callers_name_is_weighed_by_what_is_moved() -> None:
+    source = """\
+import torch
+
+def _move(tensors, device):
+    return {k: t.to(device=device) for k, t in tensors.items()}
+
+def _move_known(x: torch.Tensor, device):
+    y = x.cuda()
+    return y.to(device)
+
+def load(tensors, x):
+    return _move(tensors, "cpu"), _move_known(x, "cpu")
+"""
+    # Every caller passes "cpu": a tensor of unknown place may already be there (low); a device one is not.
+    found = [(d.code, d.start.row, d.confidence.name) for d in lint(source)]
+    assert found == [("SYNC103", 4, "LOW"), ("SYNC103", 8, "HIGH")]

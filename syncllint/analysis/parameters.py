@@ -59,7 +59,8 @@ class ParameterBinding:
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
             if filled.get(name) is Place.HOST_TENSOR and "device" in name:
                 # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
-                self.set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU))
+                # Assumed: the callers say so, not the code in view (``CopyToHost`` weighs it lower).
+                self.set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU, assumed=True))
                 continue
             if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
                 place = filled[name]

@@ -98,6 +98,7 @@ class CopyToHost(Rule):
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
+        target: cst.BaseExpression | None = None
         if method == "cpu":
             if _method_call(node, "cpu") is None or node.args:
                 return
@@ -114,9 +115,14 @@ class CopyToHost(Rule):
         non_blocking = keyword(node, "non_blocking")
         if non_blocking is not None and not (isinstance(non_blocking, cst.Name) and non_blocking.value == "False"):
             return  # non_blocking=True (or a flag we cannot see): no sync
-        confidence = receiver_confidence(ctx.inference.infer(node.func.value), ctx)
+        receiver = ctx.inference.infer(node.func.value)
+        confidence = receiver_confidence(receiver, ctx)
         if confidence is None:
             return
+        if target is not None and ctx.inference.infer(target).assumed and receiver.place is not Place.DEVICE:
+            # ``t.to(device=device)`` where every caller passes "cpu": a helper that moves data where
+            # its callers keep it, which is the host more often than not (vLLM's LoRA loader).
+            confidence = Confidence.LOW
         ctx.report(
             self,
             node,
