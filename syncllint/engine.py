@@ -13,11 +13,12 @@ from pathlib import Path
 import libcst as cst
 
 from syncllint.analysis.conventions import (
+    is_test_module,
     kept_on_host,
     mirrored_names,
 )
 from syncllint.analysis.devices import DeviceInference
-from syncllint.analysis.host_context import host_context, is_test_module
+from syncllint.analysis.host_context import host_context
 from syncllint.analysis.host_usage import host_shown
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.module_index import ModuleIndex

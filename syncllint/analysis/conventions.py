@@ -90,3 +90,11 @@ def qualified_matches(qualified: str | None, wanted: str) -> bool:
     if "." not in wanted:
         return qualified.rsplit(".", 1)[-1] == wanted
     return qualified == wanted or qualified.endswith("." + wanted)
+
+
+_TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
+
+
+def is_test_module(path: str) -> bool:
+    """A test file (``test_*.py``, ``*_test.py``, ``conftest.py``), by its path or ``pkg/mod.py`` form."""
+    return any(fnmatch.fnmatch(path, pattern) for pattern in _TEST_MODULE_PATTERNS)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from syncllint.analysis.conventions import is_test_module
 from syncllint.analysis.module_index import ModuleIndex, closure
 
 HOST_CLASS_SUFFIXES = (
@@ -32,7 +33,6 @@ HOST_CLASS_SUFFIXES = (
 )
 _MOVES_TO_HOST = ("to_cpu", "offload")
 _PIPELINE_HOST_STEPS = frozenset(("preprocess", "postprocess"))
-TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,6 @@ def host_context(
     test_module = is_test_module(path)
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
     return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
-
-
-def is_test_module(path: str) -> bool:
-    return any(fnmatch.fnmatch(path, p) for p in TEST_MODULE_PATTERNS)
 
 
 def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:

@@ -60,7 +60,8 @@ class LinkedFacts:
     # are accepted (``project.allowed_calls``).
     allowed_callees: tuple[str, ...] = ()
     # Method names the module defines -> the calls other modules make by that name
-    # (``project.method_calls``), or None when some module passes the name on instead.
+    # (``project.method_calls``), or None when those say nothing of this method (another class
+    # defines the name, or some module passes it on).
     method_calls: tuple[tuple[str, tuple[CallSummary, ...] | None], ...] = ()
     # The module's own facts combined with these (``combine``), when the index read the module in
     # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from syncllint.analysis.conventions import is_test_module
 from syncllint.config import Settings
 from syncllint.project.allowed_calls import only_called_when_allowed
 from syncllint.project.bindings import DECLARED_HOST
@@ -90,30 +91,31 @@ class ProjectIndex:
         self.allowed_only = only_called_when_allowed(
             (s.calls_allowed for s in self.modules.values()), (s.calls_outside for s in self.modules.values())
         )
-        # Method name -> the calls that spell it (``x.name(...)``), with their modules; names passed on.
+        # Method name -> the calls that spell it (``x.name(...)``), with their modules.
         self._by_name: dict[str, list[tuple[str, CallSummary]]] = {}
-        self._passed_on: set[str] = set()
-        # A name two classes define may be either's: its calls say nothing of one of them.
+        # Method names whose calls say nothing of one method: two classes define the name (a call may
+        # be either's), or some module passes it on (``hook=obj.name``) and its calls are unseen.
         defined = Counter(key.split(".", 1)[1] for s in self.modules.values() for key, f in s.functions if f.method)
-        self._passed_on.update(name for name, count in defined.items() if count > 1)
+        self._unseen_callers = {name for name, count in defined.items() if count > 1}
         for module, summary in self.modules.items():
+            # Tests call a model's internals with toy host data: what production code passes counts.
+            production = not is_test_module(module.replace(".", "/") + ".py")
             for call in summary.calls:
-                # A read summary spells ``self.fn``, a stored one ``.fn`` (``FileSummary.exported``).
+                # ``x.fn(...)`` and ``self.fn(...)`` (a base class's method, maybe in another module).
                 name = call.target[1:] if call.target.startswith(BY_NAME) else call.target[5:] if call.target.startswith("self.") else ""
-                # Tests call a model's internals with toy host data: what production code passes counts.
-                if name and not name.startswith("__") and name != "forward" and not _is_test_module(module):
+                if name and not name.startswith("__") and name != "forward" and production:
                     self._by_name.setdefault(name, []).append((module, call))
                 if name:
                     continue
                 found = self.resolve(call.target)
                 if found is not None and found[0] != module:
                     self._calls.setdefault(found, []).append((module, call))
-                elif found is None and not _is_test_module(module):
+                elif found is None and production:
                     # ``LoRAModel.from_checkpoint(...)``: a method reached through its class, by name.
                     self._by_name.setdefault(call.target.rpartition(".")[2], []).append((module, call))
             for name in summary.escaped:
                 if name.startswith(BY_NAME):
-                    self._passed_on.add(name[1:])
+                    self._unseen_callers.add(name[1:])
                 elif (found := self.resolve(name)) is not None:
                     self._escaped.add(found)
 
@@ -174,9 +176,9 @@ class ProjectIndex:
                 outside.append((key, calls))
         methods = {key.split(".", 1)[1] for key, function in (self._whole.get(module) or summary).functions if function.method}
         by_name: list[tuple[str, tuple[CallSummary, ...] | None]] = []
-        for name in sorted((methods | defined) & (self._by_name.keys() | self._passed_on)):
+        for name in sorted((methods | defined) & (self._by_name.keys() | self._unseen_callers)):
             calls = tuple(call for caller, call in self._by_name.get(name, ()) if caller != module)
-            by_name.append((name, None if name in self._passed_on else calls))
+            by_name.append((name, None if name in self._unseen_callers else calls))
         linked = LinkedFacts(
             tuple(sorted(self._imported_returns(summary).items())),
             tuple(outside),
@@ -260,10 +262,6 @@ def _names_in(path: Path) -> tuple[frozenset[str], frozenset[str]]:
         frozenset(name.decode() for name in _ATTRIBUTE.findall(data)),
         frozenset(name.decode() for name in _DEFINED.findall(data)),
     )
-
-
-def _is_test_module(module: str) -> bool:
-    return any(part.startswith("test") or part.endswith("_test") for part in module.split("."))
 
 
 def summary_options(settings: Settings) -> SummaryOptions:

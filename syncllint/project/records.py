@@ -65,12 +65,12 @@ class FileSummary:
             self,
             # Every method travels, its name at least: calls by name count only for names defined once.
             functions=tuple((key, FunctionSummary((), (), (), f.returns, f.method)) for key, f in self.functions),
-            # ``self.fn(...)`` may reach a base class's method in another module: it travels by name.
+            # ``self.fn(...)`` may reach a base class's method in another module, which reads it by name.
             # What a call forwards names the caller's parameters: it means something in this module only.
             calls=tuple(
-                replace(call, target=_by_name(call.target), forwarded=(), caller="")
+                replace(call, forwarded=(), caller="")
                 for call in self.calls
-                if not call.target.startswith(own) and not call.target.startswith(("self.__", "self.forward"))
+                if not call.target.startswith((own, "self.__", "self.forward"))
             ),
             nested=(),
         )
@@ -84,7 +84,3 @@ class SummaryOptions:
     # Where models are built under the target device: a factory without ``device=`` shows nothing.
     model_init_modules: tuple[str, ...] = ()
     allowed_contexts: tuple[str, ...] = ("gpu_sync_allowed",)
-
-
-def _by_name(target: str) -> str:
-    return "." + target[len("self."):] if target.startswith("self.") else target
