@@ -47,7 +47,7 @@ _JOINS = frozenset(
     "torch." + n for n in "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
 )
 # Methods that count when applied to booleans: their result is an integer tensor.
-_COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod", "count_nonzero"))
+_COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod"))
 _TORCH_FULL_REDUCTIONS = frozenset(
     "torch." + n for n in "sum mean max min prod amax amin argmax argmin any all count_nonzero norm".split()
 )

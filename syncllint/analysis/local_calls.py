@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_operands
 
@@ -53,16 +54,11 @@ class LocalCalls:
 
 
 def _bound_argument(call: cst.Call, parameter: str, position: int) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == parameter:
-            return arg.value
-    positional = []
-    for arg in call.args:
-        if arg.star:  # after ``*args`` positions are unknown
-            break
-        if arg.keyword is None:
-            positional.append(arg.value)
-    return positional[position] if 0 <= position < len(positional) else None
+    """The argument a call gives ``parameter``: by keyword, or at ``position`` when no ``*args`` comes first."""
+    found = keyword(call, parameter)
+    if found is not None or position < 0 or any(arg.star for arg in call.args[: position + 1]):
+        return found
+    return positional(call, position)
 
 
 def local_callee(func: cst.BaseExpression, keyed: bool = False) -> str | None:

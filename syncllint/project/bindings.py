@@ -118,29 +118,6 @@ def builds_an_object(value: ast.expr) -> bool:
     return name[:1].isupper() and any(c.islower() for c in name)
 
 
-def passed_parameter(expr: ast.expr, locals_: dict[str, ast.expr], parameters: frozenset[str]) -> str | None:
-    """The caller's parameter an argument passes on, itself or a part of it that keeps its place
-    (``crop = crops[i]``, ``x.long()``, ``x.view(-1)``), through names assigned once."""
-    for _ in range(6):
-        if isinstance(expr, ast.Name):
-            if expr.id in parameters:
-                return expr.id
-            if expr.id not in locals_:
-                return None
-            expr = locals_[expr.id]
-        elif isinstance(expr, ast.Subscript):
-            expr = expr.value
-        elif (
-            isinstance(expr, ast.Call)
-            and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr in api.SAME_PLACE_METHODS
-        ):
-            expr = expr.func.value
-        else:
-            return None
-    return None
-
-
 def unassigned_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef, bound: frozenset[str]) -> frozenset[str]:
     """The function's parameters its body never rebinds (``bound``: ``FunctionBindings.bound``);
     ``x = x.cuda()`` would change what a call passes on."""

@@ -79,8 +79,9 @@ def agreed_locals(
 def followed_parameter(
     expr: ast.expr, locals_: dict[str, ast.expr], parameters: frozenset[str], places: PlaceReader, depth: int = 0
 ) -> str | None:
-    """The one parameter whose place ``expr`` keeps: itself, a view or a dtype change of it, a new
-    tensor on its device, arithmetic or a join of such (numbers aside)."""
+    """The one parameter whose place ``expr`` keeps: itself, a row, a view or a dtype change of it,
+    a new tensor on its device, arithmetic or a join of such (numbers aside). It reads what a helper
+    returns, and what a call passes on of its caller's parameters (``_inner(crops[i].long())``)."""
     if depth > _DEPTH:
         return None
     if isinstance(expr, ast.Name):

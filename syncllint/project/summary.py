@@ -22,7 +22,6 @@ from syncllint.project.bindings import (
     called_name,
     declared_fields,
     function_bindings,
-    passed_parameter,
     source_order,
     top_level_statements,
     unassigned_parameters,
@@ -38,7 +37,11 @@ from syncllint.project.records import (
     FunctionSummary,
     SummaryOptions,
 )
-from syncllint.project.results import agreed_locals, function_summary
+from syncllint.project.results import (
+    agreed_locals,
+    followed_parameter,
+    function_summary,
+)
 
 
 def summarize(source: str | bytes, module: str, is_package: bool, options: SummaryOptions, path: str = "") -> FileSummary | None:
@@ -260,11 +263,9 @@ class _Reader:
         if target is None or not (target.startswith(("self.", BY_NAME)) or self._in_project(target)):
             return
         # In ``x = self._prepare(x)`` the argument is ``x`` as it was before: not the call's own result.
-        passed = _argument_names(call)
-        locals_ = {
-            name: value for name, value in locals_.items()
-            if name not in passed or not any(node is call for node in ast.walk(value))
-        }
+        rebound = [name for name in _argument_names(call) if name in locals_ and any(n is call for n in ast.walk(locals_[name]))]
+        if rebound:
+            locals_ = {name: value for name, value in locals_.items() if name not in rebound}
         star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
         # Arguments after a ``*args`` land on positions nobody can tell: only those before count.
         before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
@@ -273,7 +274,7 @@ class _Reader:
             kept = unassigned_parameters(caller[1], self.bindings_of(caller[1]).bound)
             slots = [(str(i), a) for i, a in enumerate(before_star)]
             slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
-            forwarded = [(slot, name) for slot, a in slots if (name := passed_parameter(a, locals_, kept)) is not None]
+            forwarded = [(slot, name) for slot, a in slots if (name := followed_parameter(a, locals_, kept, self.places)) is not None]
         self.calls.append(
             CallSummary(
                 target,
