@@ -41,7 +41,7 @@ from syncllint.project.facts import (
 )
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
-from syncllint.project.records import NONE
+from syncllint.project.records import FLAG_FALSE, FLAG_TRUE, NONE
 from syncllint.project.summary import summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
@@ -199,7 +199,7 @@ def _walk(
         {key: _PLACES[place] for key, place in facts.returns},
         kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
-        {key: {name: _PLACES[place] for name, place in params} for key, params in facts.filled},
+        {key: {name: _FILLED[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),
         dict(facts.follows),
     )
@@ -242,6 +242,8 @@ def _module_facts(source: str, path: str, settings: Settings, linked: LinkedFact
 
 
 _PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}
+# What a parameter gets from every call: a place, or a flag's value (its default, never given).
+_FILLED: dict[str, Place | bool] = {**_PLACES, FLAG_TRUE: True, FLAG_FALSE: False}
 
 
 def _names_an_allowed_context(source: str, settings: Settings) -> bool:

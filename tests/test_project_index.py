@@ -534,3 +534,45 @@ def test_a_classmethod_called_through_its_imported_class_takes_what_the_call_pas
     assert findings(tmp_path, package(model=model, manager=caller), "pkg/model.py") == []
     hot = "from pkg.model import LoRAModel\n\ndef hot(path, lens):\n    return LoRAModel.from_checkpoint(path, lens)\n"
     assert ("SYNC103", 7) in findings(tmp_path, {"pkg/hot.py": hot}, "pkg/model.py")
+
+
+BROADCAST = """
+import torch
+
+def broadcast_sizes(data, force_cpu_device: bool = True):
+    device = torch.device("cuda" if torch.cuda.is_available() and not force_cpu_device else "cpu")
+    size = torch.tensor([len(data)], device=device)
+    return size.item()
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "reported"),
+    [
+        ("broadcast_sizes(data)", False),  # every call leaves the flag at its default: the CPU branch
+        ("broadcast_sizes(data, force_cpu_device=False)", True),
+        ("broadcast_sizes(data, False)", True),
+        ("broadcast_sizes(*data)", True),  # behind ``*args`` the flag may be given
+    ],
+)
+def test_a_flag_no_call_gives_takes_its_default(tmp_path: Path, call: str, reported: bool) -> None:
+    caller = f"from pkg.comm import broadcast_sizes\n\ndef sync(data):\n    return {call}\n"
+    found = findings(tmp_path, package(comm=BROADCAST, scheduler=caller), "pkg/comm.py")
+    assert (("SYNC201", 6) in found and ("SYNC101", 7) in found) is reported
+    assert found == [] or reported
+
+
+def test_a_flag_the_function_rebinds_says_nothing(tmp_path: Path) -> None:
+    rebinding = BROADCAST.replace("    device =", "    force_cpu_device = force_cpu_device and not data\n    device =")
+    caller = "from pkg.comm import broadcast_sizes\n\ndef sync(data):\n    return broadcast_sizes(data)\n"
+    assert ("SYNC101", 8) in findings(tmp_path, package(comm=rebinding, scheduler=caller), "pkg/comm.py")
+
+
+def test_calls_through_a_star_reexport_reach_the_function(tmp_path: Path) -> None:
+    caller = "from pkg.utils import broadcast_sizes\n\ndef sync(data):\n    return broadcast_sizes(data, force_cpu_device=False)\n"
+    files = {"pkg/__init__.py": "", "pkg/utils/__init__.py": "from pkg.utils.comm import *\n",
+             "pkg/utils/comm.py": BROADCAST, "pkg/scheduler.py": caller}
+    # The one caller (through ``from pkg.utils.comm import *``) asks for the accelerator.
+    assert ("SYNC101", 7) in findings(tmp_path, files, "pkg/utils/comm.py")
+    files["pkg/scheduler.py"] = caller.replace(", force_cpu_device=False", "")
+    assert findings(tmp_path, files, "pkg/utils/comm.py") == []

@@ -39,6 +39,8 @@ CORPORA = (
     Corpus("vllm", "0.33.0"),
     Corpus("sglang", "0.5.23", file_sample=400),
     Corpus("transformers", "5.24.0", file_sample=300),
+    # Added for uniform25: an inference engine no rule or fix was ever shaped by.
+    Corpus("lmdeploy", "0.18.0"),
 )
 
 

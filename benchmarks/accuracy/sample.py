@@ -170,13 +170,16 @@ UNIFORM_GREP = 25
 UNIFORM_WORKLIST = WORK / "worklist-uniform.csv"
 
 
-def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
+def draw_uniform(round_name: str = "uniform", fresh: bool = False, only: str | None = None,
+                 findings_per_project: int = UNIFORM_FINDINGS) -> None:
     """Third round, a held-out check of the current linter: uniform draws, not stratified.
 
     Per project, ``UNIFORM_FINDINGS`` findings of the default run (plus the explicit waits) drawn
     uniformly, so their plain precision estimates the whole run's; and ``UNIFORM_GREP`` grep hits
     on lines that run left alone, for the misses. Lines already labelled are skipped. ``fresh``: draw
-    from files with no label at all (``fresh_files``), so no earlier fix was shaped by them.
+    from files with no label at all (``fresh_files``), so no earlier fix was shaped by them. ``only``:
+    one project (a corpus added later, e.g. lmdeploy for ``uniform25``), drawing
+    ``findings_per_project`` findings and twice ``UNIFORM_GREP`` grep lines from it.
     """
     with LABELS_FILE.open() as handle:
         taken = {(r["project"], r["file"], r["line"]) for r in csv.DictReader(handle)}
@@ -184,11 +187,13 @@ def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
     rows: list[dict[str, str]] = []
     population: dict[str, dict[str, int]] = {}
     for corpus in CORPORA:
+        if only is not None and corpus.project != only:
+            continue
         rng = random.Random(f"{SEED}-{corpus.project}-{round_name}")
         files = (fresh_files(corpus, {f for p, f in labelled_files if p == corpus.project}, round_name) if fresh
                  else sampled_files(corpus))
         findings = run_linter(files, corpus.root, ["--extend-select", "SYNC7", "-j", "2"])
-        if fresh and corpus.file_sample is None and len(findings) < UNIFORM_FINDINGS:
+        if fresh and corpus.file_sample is None and len(findings) < findings_per_project:
             # The unlabelled files of a project linted whole hold too few findings by now (vLLM
             # after uniform12): draw from the unlabelled lines of every file instead.
             files = sampled_files(corpus)
@@ -205,7 +210,7 @@ def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
                                    "source": f"{round_name}:{f['confidence']}"})
         unique = {(r["file"], r["line"], r["code"]): r for r in candidates}
         ordered = [unique[k] for k in sorted(unique, key=lambda k: (k[0], int(k[1]), k[2]))]
-        rows.extend(rng.sample(ordered, min(len(ordered), UNIFORM_FINDINGS)))
+        rows.extend(rng.sample(ordered, min(len(ordered), findings_per_project)))
         grep_hits: list[dict[str, str]] = []
         for path in files:
             file = path.relative_to(corpus.root).as_posix()
@@ -218,7 +223,8 @@ def draw_uniform(round_name: str = "uniform", fresh: bool = False) -> None:
                 if idiom is not None:
                     grep_hits.append({"project": corpus.project, "version": corpus.version, "file": file,
                                       "line": str(number), "code": "", "source": f"{round_name}-grep:{idiom}"})
-        rows.extend(rng.sample(grep_hits, min(len(grep_hits), UNIFORM_GREP)))
+        grep_count = UNIFORM_GREP if only is None else 2 * UNIFORM_GREP
+        rows.extend(rng.sample(grep_hits, min(len(grep_hits), grep_count)))
         population[corpus.project] = {"uniform findings": len(ordered), "uniform grep": len(grep_hits),
                                       "files": len(files)}
         print(corpus.project, json.dumps(population[corpus.project]))
@@ -248,7 +254,8 @@ def show(first: int, last: int, worklist: Path = WORKLIST) -> None:
             print(f"{mark}{i + 1:5d} {lines[i][:170]}")
 
 
-USAGE = """usage: sample.py draw-uniform ROUND [--fresh-files] | draw [PROJECT ...] | draw-extra
+USAGE = """usage: sample.py draw-uniform ROUND [--fresh-files] [--only PROJECT --findings N]
+       sample.py draw [PROJECT ...] | draw-extra
        sample.py show-uniform FIRST[..LAST] [ROUND] | show FIRST[..LAST]"""
 
 
@@ -262,7 +269,9 @@ if __name__ == "__main__":
     if sys.argv[1] == "draw-extra":
         draw_extra()
     elif sys.argv[1] == "draw-uniform":
-        draw_uniform(*sys.argv[2:3], fresh="--fresh-files" in sys.argv)
+        only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+        count = int(sys.argv[sys.argv.index("--findings") + 1]) if "--findings" in sys.argv else UNIFORM_FINDINGS
+        draw_uniform(sys.argv[2], fresh="--fresh-files" in sys.argv, only=only, findings_per_project=count)
     elif sys.argv[1] == "draw":
         draw(sys.argv[2:] or [c.project for c in CORPORA])
     elif sys.argv[1] == "show-uniform":

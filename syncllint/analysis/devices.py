@@ -22,6 +22,8 @@ from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
+    ACCELERATOR_DEVICE,
+    CPU_DEVICE,
     DEVICE_TENSOR,
     HOST_TENSOR,
     LAYER,
@@ -66,7 +68,7 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
         device_mirrored: frozenset[str] = frozenset(),
         returns: dict[str, Place] | None = None,
         host_keys: frozenset[str] = frozenset(),
-        filled_parameters: dict[str, dict[str, Place]] | None = None,
+        filled_parameters: dict[str, dict[str, Place | bool]] | None = None,
         host_attributes: frozenset[str] = frozenset(),
         follows: dict[str, tuple[str, int]] | None = None,
     ) -> None:
@@ -84,7 +86,8 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
         self._follows = follows or {}
         # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
         self._host_keys = host_keys
-        # ``name`` / ``self.name`` -> parameters every call in the module fills with host data.
+        # ``name`` / ``self.name`` -> parameters every call fills with host data (a place), or
+        # flags no call gives (their default, ``True`` / ``False``).
         self.filled_parameters = filled_parameters or {}
         # Attribute names that every ``self.<name> = ...`` of the project fills with host data.
         self._host_attributes = host_attributes
@@ -303,6 +306,11 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
             result = compare_operands(operands)
             return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result
         if isinstance(node, cst.IfExp):
+            decided = self.truth_of(node.test)
+            if decided is not None:  # ``... if not force_cpu_device else "cpu"`` with the flag's default
+                chosen = node.body if decided else node.orelse
+                spec = self.device_spec(chosen) if isinstance(chosen, cst.SimpleString) else None
+                return CPU_DEVICE if spec is DeviceLiteral.CPU else ACCELERATOR_DEVICE if spec else self.infer(chosen)
             # ``x.device if isinstance(x, torch.Tensor) else None``: what the code gives when it gives
             # anything (``None`` is no data, and a ``device=None`` the default).
             if _is_none(node.orelse):
@@ -317,6 +325,22 @@ class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventi
         if isinstance(node, cst.Lambda):
             return PYTHON
         return UNKNOWN
+
+    def truth_of(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of a condition built from flags the project shows (``not flag``, ``a and flag``),
+        or None. ``and`` / ``or`` decide as soon as one known operand decides them."""
+        if isinstance(test, cst.Name):
+            return self.infer(test).truth
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.truth_of(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            deciding = isinstance(test.operator, cst.Or)  # ``or`` is decided by a true operand, ``and`` by a false one
+            left, right = self.truth_of(test.left), self.truth_of(test.right)
+            if deciding in (left, right):
+                return deciding
+            return None if left is None or right is None else not deciding
+        return None
 
     def is_numpy_name(self, qualified: str | None) -> bool:
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))

@@ -46,7 +46,7 @@ class ParameterBinding:
         def set_local(self, name: str, value: Value) -> None: ...
 
     def bind_parameters(
-        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place] | None = None
+        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place | bool] | None = None
     ) -> None:
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
@@ -57,13 +57,18 @@ class ParameterBinding:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
-            if filled.get(name) is Place.HOST_TENSOR and "device" in name:
+            flag = filled.get(name)
+            if isinstance(flag, bool):
+                # ``force_cpu_device: bool = True`` that no call gives: the code runs with its default.
+                self.set_local(name, Value(Place.PYTHON, zero_dim=True, truth=flag))
+                continue
+            if flag is Place.HOST_TENSOR and "device" in name:
                 # ``make_tensor_with_pad(..., device="cpu")`` from every caller: a host device spec.
                 # Assumed: the callers say so, not the code in view (``CopyToHost`` weighs it lower).
                 self.set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU, assumed=True))
                 continue
-            if name in filled and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
-                place = filled[name]
+            place = filled.get(name)
+            if isinstance(place, Place) and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
                 self.set_local(name, Value(place) if place is not Place.PYTHON else PYTHON)
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:

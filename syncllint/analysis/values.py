@@ -57,6 +57,8 @@ class Value:
     # An object (or a list of them) whose attributes are host data but for its kind's device fields:
     # sglang's ``MultimodalDataItem`` (``torch_api.HOST_RECORDS``).
     host_record: bool = False
+    # A flag whose value the project shows (a ``True`` / ``False`` default no call overrides).
+    truth: bool | None = None
 
     @property
     def is_tensor(self) -> bool:

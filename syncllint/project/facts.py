@@ -22,6 +22,8 @@ from syncllint.project.places import (
     NOT_HOST,
 )
 from syncllint.project.records import (
+    FLAG_FALSE,
+    FLAG_TRUE,
     NONE,
     CallSummary,
     FileSummary,
@@ -212,14 +214,18 @@ def _with_forwarded(call: CallSummary, filled: dict[str, dict[str, str]]) -> Cal
 def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:
     """Parameter -> ``HOST`` / ``DEVICE`` where every call fills it with host / device data, ``NONE``
     where every call leaves it ``None`` (code that uses it as a tensor does not run for these
-    callers). A ``None`` beside data says nothing; nothing is said without a call."""
+    callers). A ``None`` beside data says nothing; nothing is said without a call. A flag no call
+    gives (``force_cpu_device: bool = True``) is ``FLAG_TRUE`` / ``FLAG_FALSE``: the code reads its default."""
     if not calls:
         return {}
     defaults = dict(function.defaults)
     seen: dict[str, set[int]] = {name: set() for name in (*function.params, *function.keyword_only)}
+    unset_flags = dict(function.flags)
     for call in calls:
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
+        for name in [*given, *(unset_flags if call.star else ())]:
+            unset_flags.pop(name, None)
         for name, kinds in seen.items():
             # Behind ``*args`` / ``**kwargs`` a parameter not given explicitly may get anything.
             kinds.add(given.get(name, NOT_HOST if call.star else defaults.get(name, NOT_HOST)))
@@ -232,4 +238,5 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
             found[name] = HOST
         elif shown == {DEVICE_DATA}:
             found[name] = DEVICE
+    found.update((name, FLAG_TRUE if flag else FLAG_FALSE) for name, flag in unset_flags.items())
     return found

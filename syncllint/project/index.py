@@ -29,6 +29,7 @@ from syncllint.project.facts import (
 from syncllint.project.method_calls import BY_NAME
 from syncllint.project.places import HOST, UNKNOWN_PLACE
 from syncllint.project.records import (
+    STAR_IMPORT,
     CallSummary,
     FileSummary,
     FunctionSummary,
@@ -151,8 +152,15 @@ class ProjectIndex:
             return None
         if name in self._functions.get(module, ()):
             return module, name
-        alias = self._aliases.get(module, {}).get(name)
-        return self.resolve(alias, depth + 1) if alias is not None and alias != qualified else None
+        aliases = self._aliases.get(module, {})
+        alias = aliases.get(name)
+        if alias is not None:
+            return self.resolve(alias, depth + 1) if alias != qualified else None
+        for local, source in aliases.items():
+            found = self.resolve(f"{source}.{name}", depth + 1) if local.startswith(STAR_IMPORT) else None
+            if found is not None:
+                return found
+        return None
 
     def function(self, found: tuple[str, str]) -> FunctionSummary | None:
         return self._functions.get(found[0], {}).get(found[1])

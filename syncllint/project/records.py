@@ -7,6 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 NONE = "none"  # a parameter every call leaves ``None``
+STAR_IMPORT = "*"  # prefix of the alias key that records ``from pkg.mod import *``
+# A flag every call leaves at its ``True`` / ``False`` default (``force_cpu_device: bool = True``).
+FLAG_TRUE, FLAG_FALSE = "flag-true", "flag-false"
 
 @dataclass(frozen=True)
 class FunctionSummary:
@@ -21,6 +24,8 @@ class FunctionSummary:
     # returns lives (``return rows, names``), and the parameter whose place its result keeps.
     elements: tuple[str | None, ...] = ()
     follows: str = ""
+    # Parameters whose default is ``True`` or ``False``: the flag's value where no call gives it.
+    flags: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)

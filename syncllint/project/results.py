@@ -44,6 +44,10 @@ def function_summary(
         method,
         _elements(returned, places, locals_) if result is None else (),
         _followed(returned, places, locals_, kept_parameters((*positional, *keyword_only), bindings, locals_)) if result is None else "",
+        tuple(
+            (name, default.value) for name, default in defaults.items()
+            if isinstance(default, ast.Constant) and isinstance(default.value, bool) and name not in bindings.bound
+        ),
     )
 
 

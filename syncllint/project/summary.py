@@ -32,6 +32,7 @@ from syncllint.project.places import (
     PlaceReader,
 )
 from syncllint.project.records import (
+    STAR_IMPORT,
     CallSummary,
     FileSummary,
     FunctionSummary,
@@ -229,6 +230,10 @@ class _Reader:
         for alias in node.names:
             if alias.name != "*":
                 self.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            elif base:
+                # ``from .common import *`` in a package's ``__init__``: its names are re-exported
+                # (a key no identifier spells, read by ``ProjectIndex.resolve``).
+                self.aliases[STAR_IMPORT + base] = base
 
     def qualify(self, node: ast.expr) -> str | None:
         """``pkg.mod.fn`` for an imported name or a chain through an imported module; own functions too."""
