@@ -37,6 +37,9 @@ DEFAULT_HOST_MODULES = (
     "*/image_processing_*.py", "image_processing_*.py", "*/video_processing_*.py", "video_processing_*.py",
     "*/feature_extraction_*.py", "feature_extraction_*.py", "*/processing_*.py", "processing_*.py",
     "*/transformers_utils/processors/*",  # vLLM's own HF-style input processors
+    # Modules named for preprocessing user input (``preprocess_utils.py``, ``encoder_preprocessing.py``,
+    # ``preprocessor.py``); not a kernel that preprocesses activations (``mla_preprocess.py``).
+    "*preprocessing*.py", "*preprocessor*.py", "*/preprocess.py", "preprocess.py", "*preprocess_utils*.py",
     # vLLM's API front end and its output objects: request outputs, already copied to the host.
     "*vllm/entrypoints/*", "*vllm/outputs.py",
     # vLLM's multimodal input containers (processor outputs, compared and hashed before batching

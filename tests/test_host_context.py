@@ -198,6 +198,20 @@ def test_cpu_backends_and_the_api_front_end_are_host_modules(path: str) -> None:
     assert shown(source, path) == []
 
 
+@pytest.mark.parametrize(
+    ("path", "host"),
+    [
+        ("pkg/vl/model/preprocess_utils.py", True), ("pkg/multimodal/encoder_preprocessing.py", True),
+        ("pkg/disaggregation/encoder/preprocessor.py", True), ("pkg/stages/preprocess.py", True),
+        # A kernel that prepares activations is named for preprocessing too, but runs on the device.
+        ("pkg/npu/attention/mla_preprocess.py", False),
+    ],
+)
+def test_modules_named_for_preprocessing_input_are_host_modules(path: str, host: bool) -> None:
+    source = "import torch\n\ndef expand(grid: torch.Tensor):\n    return grid[0].item()\n"
+    assert (shown(source, path) == []) is host
+
+
 def test_a_module_named_for_offloading_to_the_cpu_is_not_host_code() -> None:
     source = "import torch\n\ndef save(t: torch.Tensor):\n    return t.max().item()\n"
     assert shown(source, "pkg/v1/simple_cpu_offload_connector.py") == [("SYNC101", 4)]

@@ -576,3 +576,65 @@ def test_calls_through_a_star_reexport_reach_the_function(tmp_path: Path) -> Non
     assert ("SYNC101", 7) in findings(tmp_path, files, "pkg/utils/comm.py")
     files["pkg/scheduler.py"] = caller.replace(", force_cpu_device=False", "")
     assert findings(tmp_path, files, "pkg/utils/comm.py") == []
+
+
+DISPATCHER = """
+import torch
+
+class Dispatcher:
+    def __init__(self, n, local):
+        chunks = torch.arange(n, device=torch.device("cpu"))
+        self.sorted_idxs = chunks.reshape(-1, local).T.ravel()
+        self.splits = None
+
+    def sort_chunks(self, x, sizes, order):
+        return torch.cat([x[i] for i in order.tolist()])
+
+    def preprocess(self, counts):
+        self.splits = counts.sum(dim=0).to(torch.device("cpu"), non_blocking=True)
+
+    def split(self, x, splits):
+        return torch.split(x, splits.tolist())
+
+    def dispatch(self, x, counts):
+        self.preprocess(counts)
+        x = self.split(x, self.splits)
+        return self.sort_chunks(x, counts, self.sorted_idxs)
+"""
+
+
+def test_an_attribute_the_class_fills_with_host_data_is_host_data_as_an_argument(tmp_path: Path) -> None:
+    # ``self.sorted_idxs`` (a view of a CPU ``arange``) and ``self.splits`` (moved with
+    # ``.to(torch.device("cpu"))``) are host tensors where the class passes them to its own methods.
+    assert findings(tmp_path, package(dispatch=DISPATCHER), "pkg/dispatch.py") == []
+    # One assignment the module does not show as host: the attribute says nothing any more.
+    shown = DISPATCHER.replace("        self.splits = None\n", "        self.splits = torch.ones(n).cuda()\n")
+    assert ("SYNC102", 17) in findings(tmp_path, package(dispatch=shown), "pkg/dispatch.py")
+    cuda = DISPATCHER.replace('device=torch.device("cpu")', 'device=torch.device("cuda")')
+    assert ("SYNC102", 11) in findings(tmp_path, package(dispatch=cuda), "pkg/dispatch.py")
+
+
+GENERATION_MODEL = """
+import torch
+
+class VLModel(torch.nn.Module):
+    def forward(self, input_ids, pixel_values=None, grid_thw=None):
+        sizes = (grid_thw.prod(-1) // 4).tolist()
+        return self.encode(pixel_values, sizes)
+
+    def prepare_inputs_for_generation(self, context):
+        grid_thw = None
+        if context.images:
+            grid_thw = torch.stack([m.grid for m in context.images]).cpu()
+        return dict(input_ids=context.input_ids, pixel_values=context.pixels, grid_thw=grid_thw)
+"""
+
+
+def test_forward_takes_the_host_values_prepare_inputs_for_generation_returns(tmp_path: Path) -> None:
+    # The ``.cpu()`` copy itself is reported; the ``.tolist()`` of its result in ``forward`` is not.
+    assert findings(tmp_path, package(model=GENERATION_MODEL), "pkg/model.py") == [("SYNC103", 12)]
+    # A value the method leaves on the device, or a dict built elsewhere, says nothing.
+    on_device = GENERATION_MODEL.replace(".cpu()", ".cuda()")
+    assert ("SYNC102", 6) in findings(tmp_path, package(model=on_device), "pkg/model.py")
+    unpacked = GENERATION_MODEL.replace("return dict(", "return dict(**context.extra, ")
+    assert ("SYNC102", 6) in findings(tmp_path, package(model=unpacked), "pkg/model.py")

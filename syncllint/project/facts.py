@@ -125,7 +125,9 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     returns = {key: place for key, place in found.items() if place is not None}
 
     local_calls: dict[str, list[CallSummary]] = {}
+    host_attributes = {"self." + name for name, place in own.attributes if place == HOST}
     for call in own.calls:
+        call = _with_host_attributes(call, host_attributes)
         key = call.target if call.target.startswith("self.") else call.target.removeprefix(own.module + ".")
         if "." not in key or key.startswith(("self.", ".")):
             local_calls.setdefault(key, []).append(call)
@@ -153,6 +155,14 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
             continue  # a public method defined elsewhere too, or passed on: its callers are not all seen
         candidates["self." + name] = (definitions[0], calls)
     filled = _filled_through_chains(candidates)
+    # ``forward(**self.prepare_inputs_for_generation(...))``: the generation loop's convention (HF,
+    # lmdeploy); the host values of the dict it returns are host data in ``forward``.
+    for key, function in own.functions:
+        if function.method and key.endswith(".prepare_inputs_for_generation"):
+            forward = filled.setdefault("self.forward", {})
+            for name, place in function.keys:
+                if place == HOST:
+                    forward.setdefault(name, HOST)
     # The framework's loader is the caller of ``load_weights``: checkpoint weights are in host memory.
     keys = [("self." + key.split(".", 1)[1]) if function.method else key for key, function in own.functions]
     keys += own.nested
@@ -190,6 +200,17 @@ def _filled_through_chains(candidates: dict[str, tuple[FunctionSummary, list[Cal
 
 
 _AS_ARGUMENT = {HOST: HOST_DATA, DEVICE: DEVICE_DATA}
+
+
+def _with_host_attributes(call: CallSummary, host_attributes: set[str]) -> CallSummary:
+    """The call with each ``self.<name>`` argument the module's classes fill with host data (and
+    nothing else) shown as host data: ``self.sort_chunks(x, self.sorted_idxs)``."""
+    slots = {slot for slot, name in call.forwarded if name in host_attributes}
+    if not slots:
+        return call
+    positional = tuple(HOST_DATA if str(i) in slots else kind for i, kind in enumerate(call.positional))
+    keywords = tuple((k, HOST_DATA if k in slots else kind) for k, kind in call.keywords)
+    return replace(call, positional=positional, keywords=keywords)
 
 
 def _with_forwarded(call: CallSummary, filled: dict[str, dict[str, str]]) -> CallSummary:

@@ -43,10 +43,10 @@ class PlaceReader:
         # The module's own function a call reaches (``load_rows(x)``, ``self._prepare(x)``), if any.
         self.own: Callable[[ast.Call], FunctionSummary | None] = lambda call: None
 
-    def attribute_place(self, value: ast.expr) -> str:
+    def attribute_place(self, value: ast.expr, locals_: dict[str, ast.expr] | None = None) -> str:
         if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
             return HOST  # ``np.zeros(n)``: host memory
-        return self.place_of(value, {}) or UNKNOWN_PLACE
+        return self.place_of(value, locals_ or {}) or UNKNOWN_PLACE
 
     def argument(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None) -> int:
         """NO_VALUE for ``None`` (it says nothing of the data the parameter gets otherwise), else
@@ -192,21 +192,31 @@ class PlaceReader:
             # device wins, then a shown host; numbers and unshown names take the other's place.
             places = {self.place_of(expr.left, locals_, depth + 1), self.place_of(expr.right, locals_, depth + 1)}
             return DEVICE if DEVICE in places else HOST if HOST in places else None
-        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-            method = expr.func.attr
+        receiver = expr
+        while True:
+            if isinstance(receiver, ast.Attribute) and receiver.attr in _VIEW_ATTRIBUTES:
+                receiver = receiver.value  # ``idxs.T``: a view, where its tensor is
+                continue
+            if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
+                break
+            method = receiver.func.attr
             if method in ("cpu", "numpy", "tolist", "item"):
                 return HOST
             if method == "cuda":
                 return DEVICE
-            if method == "to" and not self.keeps_place(expr):
-                text = _string(_keyword(expr, "device") or next(iter(expr.args), None))
+            if method == "to" and not self.keeps_place(receiver):
+                target = _keyword(receiver, "device") or next(iter(receiver.args), None)
+                if self._names_the_cpu(target, locals_):  # ``.to(torch.device("cpu"))``
+                    return HOST
+                text = _string(target)
                 return None if text is None else HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
             if method not in api.SAME_PLACE_METHODS and method not in NEW_ON_RECEIVER and method != "to":
-                if method == "load" and "cpu" in (_string(_keyword(expr, "map_location")) or ""):
+                if method == "load" and "cpu" in (_string(_keyword(receiver, "map_location")) or ""):
                     return HOST  # torch.load(..., map_location="cpu")
                 return None
-            expr = expr.func.value
-        return None
+            receiver = receiver.func.value
+        # ``idxs.reshape(-1, n).T.ravel()``: where the local (or the factory) it starts from is.
+        return self.place_of(receiver, locals_, depth + 1) if receiver is not expr else None
 
     def _host_factory(self, call: ast.Call, locals_: dict[str, ast.expr]) -> bool:
         """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
@@ -214,6 +224,8 @@ class PlaceReader:
         device = _keyword(call, "device")
         if qualified in _HOST_LOADERS:
             return device is None or _string(device) == "cpu"
+        if qualified in api.TORCH_FACTORIES and device is not None and self._names_the_cpu(device, locals_):
+            return True  # ``torch.arange(n, device=torch.device("cpu"))``
         if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
             return False
         if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: Python data and numpy only
@@ -273,6 +285,10 @@ def bound_argument(call: ast.Call, function: FunctionSummary, parameter: str) ->
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+# Attributes that are views of their tensor, on its device.
+_VIEW_ATTRIBUTES = frozenset(("T", "mT", "H", "mH", "data", "real", "imag"))
 
 
 def _string(expr: ast.expr | None) -> str | None:

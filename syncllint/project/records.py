@@ -26,6 +26,9 @@ class FunctionSummary:
     follows: str = ""
     # Parameters whose default is ``True`` or ``False``: the flag's value where no call gives it.
     flags: tuple[tuple[str, bool], ...] = ()
+    # Keys of the dict every return builds (``return dict(grid_thw=grid_thw, ...)``) -> where the
+    # value lives, where it shows (HOST / DEVICE).
+    keys: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class CallSummary:
     # Arguments that pass on a parameter of the calling function untouched: (position as digits, or
     # keyword) -> that parameter. ``caller`` is the calling function's key (``fn`` / ``self.fn``), so
     # what every call fills it with reaches this call too (``_outer(x.cpu())`` -> ``_inner(x)``).
+    # ``self.<name>`` for an argument that is an attribute of ``self``: what the module assigns it.
     forwarded: tuple[tuple[str, str], ...] = ()
     caller: str = ""
 

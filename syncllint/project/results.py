@@ -48,7 +48,28 @@ def function_summary(
             (name, default.value) for name, default in defaults.items()
             if isinstance(default, ast.Constant) and isinstance(default.value, bool) and name not in bindings.bound
         ),
+        _returned_keys(returned, places, locals_),
     )
+
+
+def _returned_keys(returned: list[ast.expr], places: PlaceReader, locals_: dict[str, ast.expr]) -> tuple[tuple[str, str], ...]:
+    """Where each value of the dict every return builds lives, where every return shows the same."""
+    found: dict[str, str | None] = {}
+    for expr in returned:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
+            pairs = [(k.arg, k.value) for k in expr.keywords]
+        elif isinstance(expr, ast.Dict):
+            pairs = [(k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None, v)
+                     for k, v in zip(expr.keys, expr.values)]
+        else:
+            return ()  # a dict built elsewhere may hold anything
+        if any(key is None for key, _ in pairs):
+            return ()  # ``**extra``: keys nobody can tell
+        for key, value in pairs:
+            place = places.place_of(value, locals_) if not _is_none(value) else None
+            if key is not None:
+                found[key] = place if found.get(key, place) == place else None
+    return tuple(sorted((key, place) for key, place in found.items() if place is not None))
 
 
 def kept_parameters(parameters: Iterable[str], bindings: FunctionBindings, locals_: dict[str, ast.expr]) -> frozenset[str]:

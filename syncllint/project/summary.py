@@ -132,7 +132,7 @@ class _Reader:
             elif isinstance(node, (ast.With, ast.AsyncWith)) and self.allowed_contexts:
                 self._allowed_nodes |= allowed_body_nodes(node, self.qualify, self.allowed_contexts)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-                self._note_attribute(node)
+                self._note_attribute(node, locals_)
             elif isinstance(node, ast.ClassDef):
                 self._note_fields(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in summarised:
@@ -156,14 +156,15 @@ class _Reader:
                 if target is not None:
                     self.escaped.add(target)
 
-    def _note_attribute(self, node: ast.Assign | ast.AnnAssign) -> None:
-        """``self.num_tokens = np.zeros(n)``: what the object's attribute holds, as far as shown."""
+    def _note_attribute(self, node: ast.Assign | ast.AnnAssign, locals_: dict[str, ast.expr]) -> None:
+        """``self.num_tokens = np.zeros(n)``: what the object's attribute holds, as far as shown
+        (``locals_``: the method's assignments, ``idxs = torch.arange(n)`` before ``self.order = idxs.T``)."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if node.value is None or isinstance(node.value, ast.Constant) and node.value.value is None:
             return
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                place = OBJECT if builds_an_object(node.value) else self.places.attribute_place(node.value)
+                place = OBJECT if builds_an_object(node.value) else self.places.attribute_place(node.value, locals_)
                 known = self.attributes.get(target.attr, place)
                 self.attributes[target.attr] = place if known == place else UNKNOWN_PLACE
 
@@ -280,6 +281,9 @@ class _Reader:
             slots = [(str(i), a) for i, a in enumerate(before_star)]
             slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
             forwarded = [(slot, name) for slot, a in slots if (name := followed_parameter(a, locals_, kept, self.places)) is not None]
+            # ``self.sort_chunks(x, self.sorted_idxs)``: what the module's classes assign that
+            # attribute is known once the whole module is read (``facts.combine``).
+            forwarded += [(slot, "self." + a.attr) for slot, a in slots if isinstance(a, ast.Attribute) and _is_self(a.value)]
         self.calls.append(
             CallSummary(
                 target,
@@ -292,6 +296,10 @@ class _Reader:
         )
 
 _PASSING = (ast.Call, ast.Assign, ast.AnnAssign, ast.Return, ast.List, ast.Tuple, ast.Set, ast.Dict)
+
+
+def _is_self(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == "self"
 
 
 def _argument_names(call: ast.Call) -> set[str]:
