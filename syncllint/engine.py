@@ -41,7 +41,7 @@ from syncllint.project.facts import (
 )
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
-from syncllint.project.records import FLAG_FALSE, FLAG_TRUE, NONE
+from syncllint.project.records import FLAG_FALSE, FLAG_TRUE, GIVEN, NONE
 from syncllint.project.summary import summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
@@ -243,7 +243,7 @@ def _module_facts(source: str, path: str, settings: Settings, linked: LinkedFact
 
 _PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}
 # What a parameter gets from every call: a place, or a flag's value (its default, never given).
-_FILLED: dict[str, Place | bool] = {**_PLACES, FLAG_TRUE: True, FLAG_FALSE: False}
+_FILLED: dict[str, Place | bool] = {**_PLACES, GIVEN: Place.UNKNOWN, FLAG_TRUE: True, FLAG_FALSE: False}
 
 
 def _names_an_allowed_context(source: str, settings: Settings) -> bool:

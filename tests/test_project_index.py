@@ -43,6 +43,14 @@ def findings(root: Path, files: dict[str, str], target: str) -> list[tuple[str, 
     return [(d.code, d.start.row) for r in results if r.filename == str(root / target) for d in r.diagnostics]
 
 
+def confident_findings(root: Path, files: dict[str, str], target: str) -> list[tuple[str, int, Confidence]]:
+    """``findings`` with each finding's confidence."""
+    write(root, files)
+    paths = sorted(root.rglob("*.py"))
+    results = lint_files(paths, SETTINGS, jobs=1, linked=linked_facts(paths, summary_options(SETTINGS)))
+    return [(d.code, d.start.row, d.confidence) for r in results if r.filename == str(root / target) for d in r.diagnostics]
+
+
 def package(**modules: str) -> dict[str, str]:
     return {"pkg/__init__.py": "", **{f"pkg/{name.replace('__', '/')}.py": text for name, text in modules.items()}}
 
@@ -508,7 +516,8 @@ def test_a_function_or_method_every_project_call_feeds_host_data(tmp_path: Path,
 
 def test_a_method_name_two_classes_define_or_passed_on_says_nothing(tmp_path: Path) -> None:
     caller = "def step(state, load):\n    return state.policy.rebalance_experts(load.cpu(), 4)\n"
-    twin = METHOD_POLICY.replace("DefaultPolicy", "OtherPolicy")
+    # The other class takes other parameters under the name (copies of one signature pool their calls).
+    twin = METHOD_POLICY.replace("DefaultPolicy", "OtherPolicy").replace("n: int", "n: int, scale: float")
     files = package(policy=METHOD_POLICY, twin=twin, state=caller)
     assert ("SYNC103", 6) in findings(tmp_path, files, "pkg/policy.py")
     (tmp_path / "pkg/twin.py").unlink()
@@ -638,3 +647,53 @@ def test_forward_takes_the_host_values_prepare_inputs_for_generation_returns(tmp
     assert ("SYNC102", 6) in findings(tmp_path, package(model=on_device), "pkg/model.py")
     unpacked = GENERATION_MODEL.replace("return dict(", "return dict(**context.extra, ")
     assert ("SYNC102", 6) in findings(tmp_path, package(model=unpacked), "pkg/model.py")
+
+
+VISION = """
+import torch
+
+class {name}(torch.nn.Module):
+    def rot_pos_emb(self, grid_thw: torch.Tensor):
+        return [int(t) * int(h) for t, h, w in grid_thw]
+"""
+
+
+def test_copies_of_one_method_in_several_classes_pool_their_calls(tmp_path: Path) -> None:
+    caller = "import torch\n\ndef prepare(visual, grids):\n    return visual.rot_pos_emb(torch.stack(grids).cpu())\n"
+    files = package(qwen=VISION.format(name="QwenVision"), intern=VISION.format(name="InternVision"), engine=caller)
+    assert findings(tmp_path, files, "pkg/qwen.py") == []
+    # Another class takes other parameters under that name: a call may be either's, so none counts.
+    files["pkg/other.py"] = "class Other:\n    def rot_pos_emb(self, freqs, scale):\n        return freqs\n"
+    assert ("SYNC501", 6) in findings(tmp_path, files, "pkg/qwen.py")
+
+
+def test_a_none_default_some_call_gives_is_a_value_of_unknown_place(tmp_path: Path) -> None:
+    quantizer = """
+    import torch
+
+    class Quantizer(torch.nn.Module):
+        def __init__(self, levels):
+            self.levels = list(levels)
+            self.codes = self._compute(None)
+
+        def _compute(self, device=None):
+            return torch.tensor(self.levels, device=device)
+
+    def reinit(module):
+        module._compute(device=module.codes.device)
+    """
+    assert ("SYNC201", 10, Confidence.MEDIUM) in confident_findings(tmp_path, package(quant=quantizer), "pkg/quant.py")
+    # Every call leaves it None: the tensor is built on the default device, the host (low, hidden by default).
+    alone = quantizer.replace("module._compute(device=module.codes.device)", "module._compute()")
+    assert confident_findings(tmp_path, package(quant=alone), "pkg/quant.py") == [("SYNC201", 10, Confidence.LOW)]
+
+
+def test_an_element_of_a_list_of_tensors_is_not_host_data_for_being_in_a_list(tmp_path: Path) -> None:
+    backend = "import torch\n\nclass Backend:\n    def ring_chunk(self, q, key: torch.Tensor):\n        return torch.tensor([0, key.shape[0]], device=key.device)\n"
+    caller = (
+        "import torch\n\ndef ring(impl, q, k, v):\n    kv0 = torch.stack((k, v))\n"
+        "    bufs = [kv0, torch.empty_like(kv0)]\n    return impl.ring_chunk(q, bufs[0][0])\n"
+    )
+    assert ("SYNC201", 5) in findings(tmp_path, package(backend=backend, ring=caller), "pkg/backend.py")
+    numbers = caller.replace("bufs[0][0]", "[3, 4][0]")
+    assert findings(tmp_path, package(backend=backend, ring=numbers), "pkg/backend.py") == []

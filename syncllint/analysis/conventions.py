@@ -71,13 +71,14 @@ _CHECKPOINT_FRAMEWORKS = frozenset(("vllm", "sglang"))
 def checkpoint_parameters(functions: Iterable[str], imported: Iterable[str]) -> dict[str, str]:
     """``fn`` / ``self.fn`` among ``functions`` -> its parameter that receives checkpoint weights, in
     a module that imports (qualified names ``imported``) one of the frameworks whose loader calls it."""
-    if not any(name.split(".", 1)[0] in _CHECKPOINT_FRAMEWORKS for name in imported):
-        return {}
+    # ``loaded_weight`` names the checkpoint tensor wherever vLLM's loader protocol is copied
+    # (lmdeploy's weight loaders); the generic names count in the frameworks that define it.
+    framework = any(name.split(".", 1)[0] in _CHECKPOINT_FRAMEWORKS for name in imported)
     found: dict[str, str] = {}
     for key in functions:
         name = key.rsplit(".", 1)[-1]
         for pattern, parameter in _CHECKPOINT_PARAMETERS:
-            if fnmatch.fnmatchcase(name, pattern):
+            if fnmatch.fnmatchcase(name, pattern) and (framework or parameter == "loaded_weight"):
                 found[key] = parameter
     return found
 
@@ -92,9 +93,11 @@ def qualified_matches(qualified: str | None, wanted: str) -> bool:
     return qualified == wanted or qualified.endswith("." + wanted)
 
 
-_TEST_MODULE_PATTERNS = ("test_*.py", "*/test_*.py", "*_test.py", "conftest.py", "*/conftest.py")
+_TEST_MODULE_PATTERNS = ("test_*.py", "*_test.py", "conftest.py")
 
 
 def is_test_module(path: str) -> bool:
-    """A test file (``test_*.py``, ``*_test.py``, ``conftest.py``), by its path or ``pkg/mod.py`` form."""
-    return any(fnmatch.fnmatch(path, pattern) for pattern in _TEST_MODULE_PATTERNS)
+    """A test file (``test_*.py``, ``*_test.py``, ``conftest.py``), by its path or ``pkg/mod.py`` form.
+    The file's own name decides: ``test_data/loader.py`` is no test for living in such a folder."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(name, pattern) for pattern in _TEST_MODULE_PATTERNS)

@@ -16,6 +16,7 @@ from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     HOST_TENSOR,
     NONE_BY_DEFAULT,
+    NONE_FROM_CALLERS,
     PYTHON,
     PYTHON_SCALAR,
     UNKNOWN,
@@ -51,7 +52,8 @@ class ParameterBinding:
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
         ``filled``: what every call in the project passes a parameter (project/facts.py): host or
-        device data (a tensor there unless the annotation says numpy or Python), or ``None``.
+        device data (a tensor there unless the annotation says numpy or Python), or ``None``;
+        ``Place.UNKNOWN`` for a ``None`` default some call replaces with data of unknown place.
         """
         filled = filled or {}
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -68,8 +70,9 @@ class ParameterBinding:
                 self.set_local(name, Value(Place.PYTHON, zero_dim=True, device_literal=DeviceLiteral.CPU, assumed=True))
                 continue
             place = filled.get(name)
-            if isinstance(place, Place) and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
-                self.set_local(name, Value(place) if place is not Place.PYTHON else PYTHON)
+            overridden = place is Place.UNKNOWN
+            if isinstance(place, Place) and not overridden and (value is None or value.place in (Place.TENSOR, Place.UNKNOWN)):
+                self.set_local(name, Value(place) if place is not Place.PYTHON else NONE_FROM_CALLERS)
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
@@ -88,7 +91,9 @@ class ParameterBinding:
                     spec = self.device_spec(param.default)
                     value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
                 else:
-                    value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else NONE_BY_DEFAULT
+                    # ``device=None`` that a call gives (``device=module.levels.device``): a value after all.
+                    fallback = UNKNOWN if overridden else NONE_BY_DEFAULT
+                    value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else fallback
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             self.set_local(name, self._refine_by_name(name, value))

@@ -92,6 +92,8 @@ LAYER = Value(Place.UNKNOWN, layer=True)
 HOST_RECORD = Value(Place.PYTHON, host_record=True)
 # A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
 NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
+# A parameter every call leaves None (the project shows it): no data, and as a device the default one.
+NONE_FROM_CALLERS = Value(Place.PYTHON, assumed=True)
 STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
 EVENT = Value(Place.PYTHON, handle=Handle.EVENT)
 CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)

@@ -15,7 +15,7 @@ import libcst as cst
 
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.imports import ImportMap
-from syncllint.analysis.values import NONE_BY_DEFAULT, Place, Value
+from syncllint.analysis.values import NONE_BY_DEFAULT, NONE_FROM_CALLERS, Place, Value
 from syncllint.diagnostics import Applicability, Confidence, Severity
 
 
@@ -108,11 +108,11 @@ def variable_device_confidence(device: cst.BaseExpression, ctx: RuleContext) -> 
     """How sure we are that a device held in a variable is an accelerator (host->device copies).
 
     ``device=None`` by default: a no-op unless a caller passes one (transformers' rope initialisers
-    are all called without), low. In host code a device that is not the object's own
+    are all called without), low; so is one every call in the project leaves None. In host code a device that is not the object's own
     (``self.device``, ``self.pool.device``) is most often the host's (``device=image.device`` in an
     image processor), low. Otherwise medium.
     """
-    if ctx.inference.infer(device) == NONE_BY_DEFAULT:
+    if ctx.inference.infer(device) in (NONE_BY_DEFAULT, NONE_FROM_CALLERS):
         return Confidence.LOW
     if ctx.in_host_code:
         head = device

@@ -24,6 +24,7 @@ from syncllint.project.places import (
 from syncllint.project.records import (
     FLAG_FALSE,
     FLAG_TRUE,
+    GIVEN,
     NONE,
     CallSummary,
     FileSummary,
@@ -242,9 +243,11 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
     defaults = dict(function.defaults)
     seen: dict[str, set[int]] = {name: set() for name in (*function.params, *function.keyword_only)}
     unset_flags = dict(function.flags)
+    overridden: set[str] = set()  # ``None`` defaults some call replaces with data of unknown place
     for call in calls:
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
+        overridden.update(name for name, kind in given.items() if kind == NOT_HOST and defaults.get(name) == NO_VALUE)
         for name in [*given, *(unset_flags if call.star else ())]:
             unset_flags.pop(name, None)
         for name, kinds in seen.items():
@@ -259,5 +262,7 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
             found[name] = HOST
         elif shown == {DEVICE_DATA}:
             found[name] = DEVICE
+        elif name in overridden:
+            found[name] = GIVEN
     found.update((name, FLAG_TRUE if flag else FLAG_FALSE) for name, flag in unset_flags.items())
     return found

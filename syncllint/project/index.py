@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -94,10 +93,16 @@ class ProjectIndex:
         )
         # Method name -> the calls that spell it (``x.name(...)``), with their modules.
         self._by_name: dict[str, list[tuple[str, CallSummary]]] = {}
-        # Method names whose calls say nothing of one method: two classes define the name (a call may
-        # be either's), or some module passes it on (``hook=obj.name``) and its calls are unseen.
-        defined = Counter(key.split(".", 1)[1] for s in self.modules.values() for key, f in s.functions if f.method)
-        self._unseen_callers = {name for name, count in defined.items() if count > 1}
+        # Method names whose calls say nothing of one method: classes define the name with different
+        # parameters (a call may be either's), or some module passes it on (``hook=obj.name``) and its
+        # calls are unseen. Copies of one helper (``rot_pos_emb(self, grid_thw)`` in each vision
+        # model) pool their calls: what all of them pass, each of them gets.
+        signatures: dict[str, set[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        for summary in self.modules.values():
+            for key, function in summary.functions:
+                if function.method:
+                    signatures.setdefault(key.split(".", 1)[1], set()).add((function.params, function.keyword_only))
+        self._unseen_callers = {name for name, found in signatures.items() if len(found) > 1}
         for module, summary in self.modules.items():
             # Tests call a model's internals with toy host data: what production code passes counts.
             production = not is_test_module(module.replace(".", "/") + ".py")

@@ -121,6 +121,13 @@ class PlaceReader:
         if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
             return own == HOST
         if isinstance(expr, ast.Subscript):
+            container = expr.value
+            if isinstance(container, ast.Name) and container.id in locals_:
+                container = locals_[container.id]
+            if isinstance(container, (ast.List, ast.Tuple)):
+                # An element of ``[kv0, torch.empty_like(kv0)]`` is what the elements are: a list is
+                # host data, the tensors in it need not be.
+                return bool(container.elts) and all(self.shows_host(e, locals_, depth + 1) for e in container.elts)
             return self.shows_host(expr.value, locals_, depth)
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return self._beside_host([expr.left, expr.right], locals_, depth)  # ``mask_cpu & (ids == k)``

@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 
 NONE = "none"  # a parameter every call leaves ``None``
 STAR_IMPORT = "*"  # prefix of the alias key that records ``from pkg.mod import *``
+# A parameter defaulting to ``None`` that some call gives a value of unknown place (``device=x.device``).
+GIVEN = "given"
 # A flag every call leaves at its ``True`` / ``False`` default (``force_cpu_device: bool = True``).
 FLAG_TRUE, FLAG_FALSE = "flag-true", "flag-false"
 
@@ -72,8 +74,13 @@ class FileSummary:
         own = self.module + "."
         return replace(
             self,
-            # Every method travels, its name at least: calls by name count only for names defined once.
-            functions=tuple((key, FunctionSummary((), (), (), f.returns, f.method)) for key, f in self.functions),
+            # Every method travels, its name and parameters at least: calls by name count for names
+            # defined once, or by classes whose methods of that name take the same parameters.
+            functions=tuple(
+                (key, FunctionSummary(f.params, f.keyword_only, (), f.returns, True) if f.method
+                 else FunctionSummary((), (), (), f.returns, False))
+                for key, f in self.functions
+            ),
             # ``self.fn(...)`` may reach a base class's method in another module, which reads it by name.
             # What a call forwards names the caller's parameters: it means something in this module only.
             calls=tuple(

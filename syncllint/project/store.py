@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v8"
-_FACTS = "project-facts-v8.json"
+_SUMMARIES = "project-summaries-v9"
+_FACTS = "project-facts-v9.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
