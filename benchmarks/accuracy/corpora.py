@@ -41,6 +41,8 @@ CORPORA = (
     Corpus("transformers", "5.24.0", file_sample=300),
     # Added for uniform25: an inference engine no rule or fix was ever shaped by.
     Corpus("lmdeploy", "0.18.0"),
+    # Added for uniform26: an RL training stack (rollouts through vLLM/sglang) no rule was shaped by.
+    Corpus("verl", "0.9.1"),
 )
 
 
