@@ -212,6 +212,12 @@ def test_modules_named_for_preprocessing_input_are_host_modules(path: str, host:
     assert (shown(source, path) == []) is host
 
 
+@pytest.mark.parametrize(("parameter", "host"), [("processor", True), ("processing_class", True), ("tokenizer", False)])
+def test_a_function_taking_an_input_processor_is_host_code(parameter: str, host: bool) -> None:
+    source = f"import torch\n\ndef get_rope_index({parameter}, input_ids: torch.Tensor):\n    return input_ids.tolist()\n"
+    assert (shown(source, "pkg/models/qwen2_vl.py") == []) is host
+
+
 def test_a_module_named_for_offloading_to_the_cpu_is_not_host_code() -> None:
     source = "import torch\n\ndef save(t: torch.Tensor):\n    return t.max().item()\n"
     assert shown(source, "pkg/v1/simple_cpu_offload_connector.py") == [("SYNC101", 4)]

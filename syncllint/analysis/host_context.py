@@ -8,6 +8,8 @@ host code, so it is hidden by default. Host code is:
   the processor hooks of ``host-functions`` (vLLM's ``_get_prompt_updates``, ``get_mrope_input_positions``);
 - a method of an input-processing class (``Qwen2VLMultiModalProcessor``, ``...ProcessingInfo``,
   ``...ImageProcessor``, ``...FeatureExtractor``, any ``...Processor`` but a logits processor);
+- a function that takes an input processor (``get_rope_index(processor, input_ids, ...)``): it
+  works on what the processor gives, one example at a time, on the host;
 - a function of a test module that shows no accelerator at all (no ``cuda``, no ``device=`` other
   than the CPU, no ``.to(device)``): unit tests that build their tensors on the CPU.
 
@@ -50,7 +52,7 @@ class HostContext:
         name = node.name.value
         if name in self.output_side:
             return False
-        if parent_is_host or self.module_is_host or _named_for_cpu(name):
+        if parent_is_host or self.module_is_host or _named_for_cpu(name) or _takes_a_processor(node):
             return True
         if name in self.host_functions:
             return True
@@ -112,6 +114,18 @@ def _is_host_class(name: str) -> bool:
     if name.endswith(HOST_CLASS_SUFFIXES) or "Collator" in name:
         return True
     return name.endswith("Processor") and "Logit" not in name
+
+
+# Parameters that hold an input processor (HF ``AutoProcessor`` and its parts). Not ``tokenizer``:
+# generation loops take one beside device tensors (transformers' ``heal_tokens``).
+_PROCESSOR_PARAMETERS = frozenset(
+    ("processor", "hf_processor", "image_processor", "video_processor", "feature_extractor", "processing_class")
+)
+
+
+def _takes_a_processor(node: cst.FunctionDef) -> bool:
+    params = node.params
+    return any(p.name.value in _PROCESSOR_PARAMETERS for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _named_for_cpu(name: str) -> bool:
