@@ -103,6 +103,25 @@ def test_waits_found_through_attributes_and_names() -> None:
     assert _codes(body, "SYNC7", select=("SYNC7",)) == ["SYNC702", "SYNC703", "SYNC703"]
 
 
+@pytest.mark.parametrize(
+    "wait",
+    [
+        "torch.npu.synchronize()",  # an out-of-tree backend's module (torch_npu)
+        "get_torch_device().synchronize()",  # verl's accessor of the running accelerator's module
+        "torch.get_device_module().synchronize()",
+        "device_module = torch._utils._get_device_module(kind)\n    device_module.synchronize()",
+    ],
+)
+def test_a_wait_on_the_running_accelerators_module_is_a_device_wait(wait: str) -> None:
+    body = f"from verl.utils.device import get_torch_device\n\ndef flush(kind):\n    {wait}\n"
+    assert _codes(body, "SYNC7", select=("SYNC7",)) == ["SYNC701"]
+
+
+def test_a_device_module_is_not_a_stream_or_an_event_by_other_names() -> None:
+    body = "def flush(self):\n    self.device_manager.synchronize()\n    get_device_name().synchronize()\n"
+    assert _codes(body, "SYNC7", select=("SYNC7",)) == []
+
+
 def test_hot_path_does_not_raise_wait_severity() -> None:
     body = "def decode_step():\n    for _ in range(3):\n        torch.cuda.synchronize()\n"
     (finding,) = lint(HEADER + body, select=("SYNC701",))

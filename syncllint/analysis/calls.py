@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, factory_rank, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (
     ACCELERATOR_DEVICE,
     CPU_DEVICE,
+    DEVICE_MODULE,
     DEVICE_TENSOR,
     EVENT,
     HOST_TENSOR,
@@ -158,6 +160,8 @@ class CallInference:
         func = call.func
         if isinstance(func, cst.Name) and func.value in self.device_memory_classes:
             return DEVICE_TENSOR  # ``torch.as_tensor(_DeviceBytes(ptr, n), device=d)``: no host data
+        if (dotted_name(func) or "").rsplit(".", 1)[-1] in api.DEVICE_MODULE_ACCESSORS:
+            return DEVICE_MODULE  # ``device = get_torch_device()``: ``torch.cuda`` on a GPU
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own

@@ -155,8 +155,16 @@ EVENT_FACTORIES = frozenset(
 )
 # Calls that make the host wait for all queued work on the device.
 DEVICE_SYNCHRONIZE = frozenset(
-    "torch." + n for n in "cuda.synchronize accelerator.synchronize xpu.synchronize mps.synchronize".split()
+    "torch." + n
+    for n in (
+        "cuda.synchronize accelerator.synchronize xpu.synchronize mps.synchronize "
+        # Out-of-tree backends register the same module API (torch_npu, torch_mlu, torch_musa, habana).
+        "npu.synchronize mlu.synchronize musa.synchronize hpu.synchronize"
+    ).split()
 )
+# Functions that return the device module of the running accelerator (``torch.cuda``, ``torch.npu``):
+# torch's own, verl's ``get_torch_device()``, DeepSpeed's ``get_accelerator()``. By last name.
+DEVICE_MODULE_ACCESSORS = frozenset(("get_device_module", "_get_device_module", "get_torch_device", "get_accelerator"))
 # ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
 HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")
 # Methods that only tensors have: calling one on a name is evidence that it is a tensor.

@@ -29,6 +29,7 @@ class Handle(enum.Enum):
 
     STREAM = "stream"
     EVENT = "event"
+    DEVICE_MODULE = "device-module"  # ``torch.cuda`` or its like, as a value: ``get_torch_device()``
 
 
 class DeviceLiteral(enum.Enum):
@@ -96,6 +97,7 @@ NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 NONE_FROM_CALLERS = Value(Place.PYTHON, assumed=True)
 STREAM = Value(Place.PYTHON, handle=Handle.STREAM)
 EVENT = Value(Place.PYTHON, handle=Handle.EVENT)
+DEVICE_MODULE = Value(Place.PYTHON, handle=Handle.DEVICE_MODULE)
 CPU_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.CPU)
 ACCELERATOR_DEVICE = Value(Place.PYTHON, device_literal=DeviceLiteral.ACCELERATOR)
 

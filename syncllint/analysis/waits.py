@@ -54,9 +54,10 @@ def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
         qualified = inference.imports.qualify(func)
         if qualified in api.DEVICE_SYNCHRONIZE or _is_platform_synchronize(qualified):
             return WaitKind.DEVICE
-        owner = func.value
-        if isinstance(owner, cst.Call) and inference.imports.qualify(owner.func) == "torch.get_device_module":
-            return WaitKind.DEVICE  # ``torch.get_device_module().synchronize()``
+        # ``get_torch_device().synchronize()``, ``device_module.synchronize()`` after
+        # ``device_module = torch.get_device_module()``: the running accelerator's module.
+        if inference.infer(func.value).handle is Handle.DEVICE_MODULE:
+            return WaitKind.DEVICE
         if call.args:
             return None
         handle = inference.infer(func.value).handle or _handle_by_name(func.value)
