@@ -202,6 +202,8 @@ class BatchedWalker(cst.CSTVisitor):
             self._enter_suite(node)
         elif isinstance(node, cst.If):
             self._blocks.enter_if(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self._blocks.enter_try(node)
         elif isinstance(node, cst.BooleanOperation):
             self._blocks.enter_and(node)
 
@@ -244,6 +246,8 @@ class BatchedWalker(cst.CSTVisitor):
             note_growth(self.inference, node)
         elif isinstance(node, cst.If):
             self._blocks.leave_if(node, self._frames[-1])
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self._blocks.leave_try(node)
         elif isinstance(node, cst.Assert):
             self._blocks.assert_(node)
         elif isinstance(node, cst.BooleanOperation):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from syncllint.diagnostics import Confidence
 from tests.conftest import codes, lint
 
 HEADER = "import numpy as np\nimport torch\nimport triton\nimport triton.language as tl\n"
@@ -431,3 +432,30 @@ def load(tensors, x):
     # Every caller passes "cpu": a tensor of unknown place may already be there (low); a device one is not.
     found = [(d.code, d.start.row, d.confidence.name) for d in lint(source)]
     assert found == [("SYNC103", 4, "LOW"), ("SYNC103", 8, "HIGH")]
+
+
+UPSCALER = """
+import torch
+
+class Upscaler(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 4)
+
+    def _tiled(self, x):
+        return torch.empty(4, device="cpu")
+
+    def upscale(self, x):
+        try:
+            out = self.net(x)
+        except torch.cuda.OutOfMemoryError:
+            out = self._tiled(x)
+        return out.cpu()
+"""
+
+
+def test_a_name_an_except_handler_rebinds_holds_the_try_bodys_value_too() -> None:
+    # The handler is the exceptional path: after the statement ``out`` is usually the network's output.
+    assert codes(UPSCALER, min_confidence=Confidence.LOW) == ["SYNC103"]
+    # Both paths on the host: nothing to report.
+    assert codes(UPSCALER.replace("self.net(x)", "self._tiled(x)"), min_confidence=Confidence.LOW) == []

@@ -22,6 +22,15 @@ the ``else`` or ``elif`` arm reads the value from before the ``if``::
 
 After the statement, a name the other arm left alone holds the ``if`` arm's value again, as flow
 order had it.
+
+An ``except`` handler is the exceptional path, not the one after the ``try`` body: a name both bind
+holds either value after the statement (their join), not the handler's alone::
+
+    try:
+        out = self.net(img)                 # the usual path: a device tensor
+    except torch.cuda.OutOfMemoryError:
+        out = self._upscale_tiled_to_cpu(img)
+    out.cpu()                               # still a copy from the device, most of the time
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from syncllint.analysis.values import Value
+from syncllint.analysis.values import TENSOR, Place, Value, join
 from syncllint.traversal import name_assignments
 
 if TYPE_CHECKING:
@@ -46,6 +55,10 @@ class MovingArms:
         self._before: dict[int, dict[str, Value]] = {}
         # same ids -> name -> (the ``if`` arm's value, the value the other arm started from)
         self._kept: dict[int, dict[str, tuple[Value, Value]]] = {}
+        # id of a ``try`` body -> the names it binds; id of the ``try`` -> their values after the body
+        self._try_names: dict[int, list[str]] = {}
+        self._after_body: dict[int, dict[str, Value]] = {}
+        self._body_of: dict[int, int] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
@@ -69,6 +82,22 @@ class MovingArms:
 
     def leave_suite(self, suite: cst.BaseSuite) -> None:
         self._end_arm(id(suite))
+        names = self._try_names.pop(id(suite), None)
+        if names is not None:
+            values = {name: value for name in names if (value := self._inference.lookup(name)) is not None}
+            self._after_body[self._body_of.pop(id(suite))] = values
+
+    def enter_try(self, node: cst.Try | cst.TryStar) -> None:
+        if node.handlers:
+            self._try_names[id(node.body)] = [name for name, _ in name_assignments(node.body)]
+            self._body_of[id(node.body)] = id(node)
+
+    def leave_try(self, node: cst.Try | cst.TryStar) -> None:
+        """A name the handlers rebound holds the body's value or theirs."""
+        for name, value in self._after_body.pop(id(node), {}).items():
+            now = self._inference.lookup(name)
+            if now is not None and now is not value:
+                self._inference.bind(cst.Name(name), _either(value, now))
 
     def _start_arm(self, key: int) -> None:
         before = self._before.pop(key, None)
@@ -87,6 +116,14 @@ class MovingArms:
         for name, (first_arm, entered) in self._kept.pop(key, {}).items():
             if self._inference.lookup(name) is entered:  # the other arm left it alone
                 self._inference.bind(cst.Name(name), first_arm)
+
+
+def _either(body: Value, handler: Value) -> Value:
+    """The value after a ``try`` whose body and handler bound it: their join, where an opaque call
+    in one and a tensor in the other (``self.net(x)`` / a CPU fallback) make a tensor of unknown place."""
+    if {body.place, handler.place} & {Place.UNKNOWN} and (body.is_tensor or handler.is_tensor):
+        return TENSOR
+    return join(body, handler)
 
 
 def _arm_only_names(node: cst.If) -> list[str]:

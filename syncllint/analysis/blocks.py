@@ -34,6 +34,12 @@ class BlockFacts:
             self._regions.rest_of_block(frame)  # the device path returned above
         self._arms.leave_if(node)
 
+    def enter_try(self, node: cst.Try | cst.TryStar) -> None:
+        self._arms.enter_try(node)
+
+    def leave_try(self, node: cst.Try | cst.TryStar) -> None:
+        self._arms.leave_try(node)
+
     def mark_host(self, body: cst.BaseSuite) -> None:
         """A block that runs for host tensors only (``with torch.device("cpu"):``)."""
         self._regions.mark(body)
