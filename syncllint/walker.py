@@ -274,7 +274,9 @@ class BatchedWalker(cst.CSTVisitor):
         if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
         # ``forward`` of a module gets tensors unless annotated otherwise.
-        self.inference.bind_parameters(node.params, tensor_by_default=name in ("forward",), filled=filled)
+        self.inference.bind_parameters(
+            node.params, tensor_by_default=name in ("forward",), filled=filled, docstring=node.get_docstring()
+        )
 
     def _enter_with(self, node: cst.With) -> None:
         if with_allows(node, self.imports, self._allowed_contexts):

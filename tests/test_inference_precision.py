@@ -459,3 +459,34 @@ def test_a_name_an_except_handler_rebinds_holds_the_try_bodys_value_too() -> Non
     assert codes(UPSCALER, min_confidence=Confidence.LOW) == ["SYNC103"]
     # Both paths on the host: nothing to report.
     assert codes(UPSCALER.replace("self.net(x)", "self._tiled(x)"), min_confidence=Confidence.LOW) == []
+
+
+PROJECTOR = '''
+import torch
+
+class Projector(torch.nn.Module):
+    def forward(self, features: torch.Tensor, spatial_shapes: torch.Tensor) -> torch.Tensor:
+        """Project packed features.
+
+        Args:
+            features: (total_tokens, hidden) packed in tile order.
+            spatial_shapes: (num_tiles, 2) on CPU (height, width) per tile.
+        Returns:
+            the projected features, on the device.
+        """
+        lengths = (spatial_shapes[:, 0] * spatial_shapes[:, 1]).tolist()
+        return torch.split(features, lengths)
+
+def encode(projector, features, spatial_shapes):
+    spatial_shapes_cpu = spatial_shapes.cpu()
+    return projector(features, spatial_shapes_cpu)
+'''
+
+
+def test_a_docstring_args_entry_saying_cpu_makes_the_parameter_a_host_tensor() -> None:
+    # Before the module's naming habit (a ``spatial_shapes_cpu`` mirror makes ``spatial_shapes`` the device half).
+    assert "SYNC102" not in codes(PROJECTOR)
+    # An entry that names a device, or a "CPU" outside the Args section, says nothing.
+    assert "SYNC102" in codes(PROJECTOR.replace("on CPU (height", "on CPU or GPU (height"))
+    moved = PROJECTOR.replace("            spatial_shapes: (num_tiles, 2) on CPU (height, width) per tile.\n", "")
+    assert "SYNC102" in codes(moved.replace("on the device.", "copied to the CPU."))

@@ -47,15 +47,21 @@ class ParameterBinding:
         def set_local(self, name: str, value: Value) -> None: ...
 
     def bind_parameters(
-        self, params: cst.Parameters, tensor_by_default: bool, filled: dict[str, Place | bool] | None = None
+        self,
+        params: cst.Parameters,
+        tensor_by_default: bool,
+        filled: dict[str, Place | bool] | None = None,
+        docstring: str | None = None,
     ) -> None:
         """Bind a function's parameters from annotations, names, callers and the kind of function.
 
         ``filled``: what every call in the project passes a parameter (project/facts.py): host or
         device data (a tensor there unless the annotation says numpy or Python), or ``None``;
         ``Place.UNKNOWN`` for a ``None`` default some call replaces with data of unknown place.
+        ``docstring``: the function's, whose ``Args:`` entries may say where a tensor lives.
         """
         filled = filled or {}
+        documented = documented_host(docstring) if docstring else frozenset()
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
@@ -80,8 +86,13 @@ class ParameterBinding:
                 value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
-                # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment.
-                value = self._suffix_value(name) or (HOST_TENSOR if _commented_host(param) else value)
+                # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment, or the
+                # docstring's entry, before the module's naming habits (a ``spatial_shapes_cpu``
+                # mirror elsewhere in the module).
+                if _commented_host(param) or name in documented:
+                    value = HOST_TENSOR
+                else:
+                    value = self._suffix_value(name) or value
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
                 is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
@@ -100,6 +111,36 @@ class ParameterBinding:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self.set_local(star.name.value, PYTHON)
+
+
+_ARGUMENT_ENTRY = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:(.*)$")
+_ARGUMENT_SECTIONS = frozenset(("Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments"))
+
+
+def documented_host(docstring: str) -> frozenset[str]:
+    """Parameters whose Google-style ``Args:`` entry says they are on the host and names no device
+    (``spatial_shapes: (num_tiles, 2) on CPU (height, width) per tile.``)."""
+    entries: dict[str, str] = {}
+    in_arguments = False
+    current: str | None = None
+    indent = 0
+    for line in docstring.splitlines():
+        stripped = line.strip()
+        if stripped.endswith(":") and stripped[:-1].istitle() and " " not in stripped[:-1].replace("Keyword ", ""):
+            in_arguments, current = stripped[:-1] in _ARGUMENT_SECTIONS, None  # a section header
+            continue
+        if not in_arguments or not stripped:
+            continue
+        depth = len(line) - len(line.lstrip())
+        match = _ARGUMENT_ENTRY.match(line)
+        if match is not None and (current is None or depth <= indent):
+            current, indent = match.group(1), depth
+            entries[current] = match.group(2)
+        elif current is not None and depth > indent:
+            entries[current] += " " + stripped  # the entry goes on, indented further
+    return frozenset(
+        name for name, text in entries.items() if _HOST_WORDS.search(text) and not _DEVICE_WORDS.search(text)
+    )
 
 
 def _commented_host(param: cst.Param) -> bool:
