@@ -55,10 +55,9 @@ class MovingArms:
         self._before: dict[int, dict[str, Value]] = {}
         # same ids -> name -> (the ``if`` arm's value, the value the other arm started from)
         self._kept: dict[int, dict[str, tuple[Value, Value]]] = {}
-        # id of a ``try`` body -> the names it binds; id of the ``try`` -> their values after the body
+        # id of a ``try`` body with handlers -> the names it binds, then their values after it
         self._try_names: dict[int, list[str]] = {}
         self._after_body: dict[int, dict[str, Value]] = {}
-        self._body_of: dict[int, int] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
@@ -84,17 +83,15 @@ class MovingArms:
         self._end_arm(id(suite))
         names = self._try_names.pop(id(suite), None)
         if names is not None:
-            values = {name: value for name in names if (value := self._inference.lookup(name)) is not None}
-            self._after_body[self._body_of.pop(id(suite))] = values
+            self._after_body[id(suite)] = {name: v for name in names if (v := self._inference.lookup(name)) is not None}
 
     def enter_try(self, node: cst.Try | cst.TryStar) -> None:
         if node.handlers:
             self._try_names[id(node.body)] = [name for name, _ in name_assignments(node.body)]
-            self._body_of[id(node.body)] = id(node)
 
     def leave_try(self, node: cst.Try | cst.TryStar) -> None:
         """A name the handlers rebound holds the body's value or theirs."""
-        for name, value in self._after_body.pop(id(node), {}).items():
+        for name, value in self._after_body.pop(id(node.body), {}).items():
             now = self._inference.lookup(name)
             if now is not None and now is not value:
                 self._inference.bind(cst.Name(name), _either(value, now))

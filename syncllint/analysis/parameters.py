@@ -61,7 +61,7 @@ class ParameterBinding:
         ``docstring``: the function's, whose ``Args:`` entries may say where a tensor lives.
         """
         filled = filled or {}
-        documented = documented_host(docstring) if docstring else frozenset()
+        documented: frozenset[str] | None = None  # read from the docstring once a parameter asks
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
@@ -89,6 +89,8 @@ class ParameterBinding:
                 # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment, or the
                 # docstring's entry, before the module's naming habits (a ``spatial_shapes_cpu``
                 # mirror elsewhere in the module).
+                if documented is None:
+                    documented = documented_host(docstring) if docstring else frozenset()
                 if _commented_host(param) or name in documented:
                     value = HOST_TENSOR
                 else:

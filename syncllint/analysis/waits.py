@@ -56,11 +56,12 @@ def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
             return WaitKind.DEVICE
         # ``get_torch_device().synchronize()``, ``device_module.synchronize()`` after
         # ``device_module = torch.get_device_module()``: the running accelerator's module.
-        if inference.infer(func.value).handle is Handle.DEVICE_MODULE:
+        handle = inference.infer(func.value).handle
+        if handle is Handle.DEVICE_MODULE:
             return WaitKind.DEVICE
         if call.args:
             return None
-        handle = inference.infer(func.value).handle or _handle_by_name(func.value)
+        handle = handle or _handle_by_name(func.value)
         if handle is Handle.STREAM:
             return WaitKind.STREAM
         if handle is Handle.EVENT:

@@ -64,7 +64,7 @@ class LinkedFacts:
     allowed_callees: tuple[str, ...] = ()
     # Method names the module defines -> the calls other modules make by that name
     # (``project.method_calls``), or None when those say nothing of this method (another class
-    # defines the name, or some module passes it on).
+    # defines the name with other parameters, or some module passes it on).
     method_calls: tuple[tuple[str, tuple[CallSummary, ...] | None], ...] = ()
     # The module's own facts combined with these (``combine``), when the index read the module in
     # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.
@@ -206,31 +206,24 @@ _AS_ARGUMENT = {HOST: HOST_DATA, DEVICE: DEVICE_DATA}
 def _with_host_attributes(call: CallSummary, host_attributes: set[str]) -> CallSummary:
     """The call with each ``self.<name>`` argument the module's classes fill with host data (and
     nothing else) shown as host data: ``self.sort_chunks(x, self.sorted_idxs)``."""
-    slots = {slot for slot, name in call.forwarded if name in host_attributes}
-    if not slots:
-        return call
-    positional = tuple(HOST_DATA if str(i) in slots else kind for i, kind in enumerate(call.positional))
-    keywords = tuple((k, HOST_DATA if k in slots else kind) for k, kind in call.keywords)
-    return replace(call, positional=positional, keywords=keywords)
+    return _with_kinds(call, {slot: HOST_DATA for slot, name in call.forwarded if name in host_attributes})
 
 
 def _with_forwarded(call: CallSummary, filled: dict[str, dict[str, str]]) -> CallSummary:
     """The call with each argument that passes on its caller's parameter replaced by what the
     caller's callers fill that parameter with, where they agree."""
-    if not call.forwarded:
-        return call
     known = filled.get(call.caller, {})
-    positional = list(call.positional)
-    keywords = dict(call.keywords)
-    for slot, parameter in call.forwarded:
-        place = _AS_ARGUMENT.get(known.get(parameter, ""))
-        if place is None:
-            continue
-        if slot.isdigit() and int(slot) < len(positional):
-            positional[int(slot)] = place
-        elif slot in keywords:
-            keywords[slot] = place
-    return replace(call, positional=tuple(positional), keywords=tuple(keywords.items()))
+    kinds = {slot: kind for slot, parameter in call.forwarded if (kind := _AS_ARGUMENT.get(known.get(parameter, ""))) is not None}
+    return _with_kinds(call, kinds)
+
+
+def _with_kinds(call: CallSummary, kinds: dict[str, int]) -> CallSummary:
+    """The call with the arguments in ``kinds`` (position as digits, or keyword) shown as given there."""
+    if not kinds:
+        return call
+    positional = tuple(kinds.get(str(i), kind) for i, kind in enumerate(call.positional))
+    keywords = tuple((k, kinds.get(k, kind)) for k, kind in call.keywords)
+    return replace(call, positional=positional, keywords=keywords)
 
 
 def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:

@@ -213,10 +213,9 @@ class PlaceReader:
                 return DEVICE
             if method == "to" and not self.keeps_place(receiver):
                 target = _keyword(receiver, "device") or next(iter(receiver.args), None)
-                if self._names_the_cpu(target, locals_):  # ``.to(torch.device("cpu"))``
+                if self._names_the_cpu(target, locals_):  # ``.to("cpu")``, ``.to(torch.device("cpu"))``
                     return HOST
-                text = _string(target)
-                return None if text is None else HOST if text == "cpu" else DEVICE if text.startswith("cuda") else None
+                return DEVICE if (_string(target) or "").startswith("cuda") else None
             if method not in api.SAME_PLACE_METHODS and method not in NEW_ON_RECEIVER and method != "to":
                 if method == "load" and "cpu" in (_string(_keyword(receiver, "map_location")) or ""):
                     return HOST  # torch.load(..., map_location="cpu")
