@@ -13,6 +13,7 @@ from pathlib import Path
 import libcst as cst
 
 from syncllint.analysis.conventions import (
+    commented_host_fields,
     is_test_module,
     kept_on_host,
     mirrored_names,
@@ -197,7 +198,8 @@ def _walk(
         mirrored,
         device_mirrored,
         {key: _PLACES[place] for key, place in facts.returns},
-        kept_on_host(source_text) | frozenset(settings.host_keys) | frozenset(settings.host_names)
+        kept_on_host(source_text) | commented_host_fields(source_text)
+        | frozenset(settings.host_keys) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         {key: {name: _FILLED[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),

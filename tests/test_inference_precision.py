@@ -490,3 +490,28 @@ def test_a_docstring_args_entry_saying_cpu_makes_the_parameter_a_host_tensor() -
     assert "SYNC102" in codes(PROJECTOR.replace("on CPU (height", "on CPU or GPU (height"))
     moved = PROJECTOR.replace("            spatial_shapes: (num_tiles, 2) on CPU (height, width) per tile.\n", "")
     assert "SYNC102" in codes(moved.replace("on the device.", "copied to the CPU."))
+
+
+def test_a_device_mesh_s_rank_table_is_a_host_tensor() -> None:
+    body = (
+        "def owners(dtensor, candidate_mesh, spec, x: torch.Tensor):\n"
+        "    ranks = dtensor.device_mesh.mesh\n"
+        "    same = torch.equal(candidate_mesh.mesh, ranks)\n"
+        "    first = (ranks == 0).nonzero()\n"
+        "    return same, first, torch.equal(spec.mesh, x)\n"
+    )
+    # ``spec.mesh`` is a DeviceMesh, not its table: that comparison keeps its finding.
+    assert [f.start.row for f in lint(HEADER + body)] == [9]
+
+
+def test_a_class_field_commented_as_a_cpu_tensor_names_host_data_in_its_module() -> None:
+    body = (
+        "class DispatchState:\n"
+        "    handle_id: torch.Tensor  # CPU tensor used to retrieve the cached handle\n"
+        "    counts: torch.Tensor  # per-expert counts, on the GPU (not the CPU)\n"
+        "def combine(x: torch.Tensor, handle_id: torch.Tensor, counts: torch.Tensor):\n"
+        "    key = handle_id.item()\n"
+        "    return key, counts.item()\n"
+    )
+    # The field that says CPU and names no device makes ``handle_id`` host data; ``counts`` stays.
+    assert [f.start.row for f in lint(HEADER + body)] == [10]

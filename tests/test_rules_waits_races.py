@@ -149,6 +149,9 @@ RACES = [
     "def f(ids: torch.Tensor, ids_cpu):\n    ids_cpu.copy_(ids, non_blocking=True)\n    return ids_cpu[:4].tolist()\n",
     # a GPU-side wait does not make the host read safe
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ne = torch.cuda.Event()\ne.record()\ne.wait()\nv = h[0]\n",
+    # a second asynchronous copy, or a blocking copy to the device, does not wait for the first
+    "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ng = x.to('cpu', non_blocking=True)\nv = h[0]\n",
+    "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ny = x.to('cuda:1')\nv = h[0]\n",
     (
         "class Runner:\n"
         "    def __init__(self):\n"
@@ -172,6 +175,11 @@ SAFE = [
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nh = torch.zeros(8)\nv = h[0]\n",  # rebound
     # a blocking read of a device tensor drains the stream first
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\nn = x.sum().item()\nv = h[0]\n",
+    (  # torchtitan's token dispatcher: a blocking copy to the host of other data, then both reads
+        "x = torch.randn(8, device='cuda')\nh = x.to(torch.device('cpu'), non_blocking=True)\n"
+        "g = x.sum().to(torch.device('cpu'), non_blocking=False)\nv = h.tolist()\n"
+    ),
+    "x = torch.randn(8, device='cuda')\nh = x.to('cpu', non_blocking=True)\ng = (x + 1).to(device='cpu')\nv = h[0]\n",
     # blocking copies and host->host copies are not asynchronous reads
     "x = torch.randn(8, device='cuda')\nh = x.to('cpu')\nv = h[0]\n",
     "a = torch.zeros(8)\nb = torch.empty(8)\nb.copy_(a, non_blocking=True)\nv = b[0]\n",

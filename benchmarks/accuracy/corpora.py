@@ -43,6 +43,8 @@ CORPORA = (
     Corpus("lmdeploy", "0.18.0"),
     # Added for uniform26: an RL training stack (rollouts through vLLM/sglang) no rule was shaped by.
     Corpus("verl", "0.9.1"),
+    # Added for uniform27: a training stack (torchtitan's trainer, MoE and float8 models), never tuned on.
+    Corpus("torchtitan", "0.3.0"),
 )
 
 

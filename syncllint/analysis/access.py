@@ -66,6 +66,9 @@ class AccessInference:
             owner = self.infer(node.value)
             if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device
                 return Value(owner.place, DType.INT if attr in api.INT_RESULT_FIELDS else DType.UNKNOWN)
+        if attr == "mesh" and _names_a_device_mesh(node.value):
+            # ``DeviceMesh.mesh``: the table of ranks, which torch always keeps on the CPU.
+            return Value(Place.HOST_TENSOR, DType.INT)
         if isinstance(node.value, cst.Name) and self._record_field_on_host(node.value, attr):
             return HOST_TENSOR  # ``item.tgt_size`` of an sglang ``MultimodalDataItem``
         return self._suffix_value(attr, attribute=True) or UNKNOWN
@@ -105,3 +108,10 @@ class AccessInference:
                 return None
             rank -= 1
         return rank if rank >= 0 else None
+
+
+def _names_a_device_mesh(node: cst.BaseExpression) -> bool:
+    """``device_mesh`` / ``dp_mesh`` / ``dtensor.device_mesh``: a DeviceMesh by the name torch gives it
+    (``spec.mesh`` is a DeviceMesh itself, not its rank table)."""
+    leaf = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
+    return leaf == "mesh" or leaf.endswith("_mesh")

@@ -29,6 +29,22 @@ def kept_on_host(source: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# ``    handle_id: torch.Tensor  # CPU tensor used to retrieve the cached handle``: a class field (an
+# indented annotation) whose author says where the tensor lives.
+_COMMENTED_FIELD = re.compile(r"^[ \t]+(\w+)[ \t]*:[^:=#\n]*Tensor[^#\n]*#([^\n]*)$", re.MULTILINE)
+_HOST_COMMENT = re.compile(r"\b(?:cpu|host)\b", re.IGNORECASE)
+_DEVICE_COMMENT = re.compile(r"\b(?:gpu|cuda|device|accelerator)\b", re.IGNORECASE)
+
+
+def commented_host_fields(source: str) -> frozenset[str]:
+    """Tensor fields a class of the module declares with a comment saying they are on the host
+    (and naming no device): the module's code uses the name for that data."""
+    return frozenset(
+        match.group(1) for match in _COMMENTED_FIELD.finditer(source)
+        if _HOST_COMMENT.search(match.group(2)) and not _DEVICE_COMMENT.search(match.group(2))
+    )
+
+
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
 
 

@@ -77,14 +77,22 @@ def completes_queued_work(call: cst.Call, inference: DeviceInference) -> bool:
     if host_wait(call, inference) is not None:
         return True
     func = call.func
-    if not isinstance(func, cst.Attribute) or call.args:
+    if not isinstance(func, cst.Attribute):
         return False
-    if func.attr.value == "query":  # ``while not event.query(): ...`` ends with the work done
+    if func.attr.value == "to" and call.args and not is_true(keyword(call, "non_blocking")):
+        # ``t.to(torch.device("cpu"), non_blocking=False)``: a blocking copy to the host waits for
+        # the stream like ``.cpu()`` does.
+        target = keyword(call, "device") or positional(call, 0)
+        if target is None or inference.device_spec(target) is not DeviceLiteral.CPU:
+            return False
+    elif call.args:
+        return False
+    elif func.attr.value == "query":  # ``while not event.query(): ...`` ends with the work done
         return True
-    if func.attr.value in ("item", "tolist", "cpu"):
-        owner = inference.infer(func.value)
-        return owner.place in (Place.DEVICE, Place.TENSOR) and not inference.is_pending(func.value)
-    return False
+    elif func.attr.value not in ("item", "tolist", "cpu"):
+        return False
+    owner = inference.infer(func.value)
+    return owner.place in (Place.DEVICE, Place.TENSOR) and not inference.is_pending(func.value)
 
 
 def is_async_copy_to_host(expr: cst.BaseExpression, inference: DeviceInference) -> bool:
