@@ -41,10 +41,11 @@ DEFAULT_HOST_MODULES = (
     # ``preprocessor.py``); not a kernel that preprocesses activations (``mla_preprocess.py``).
     "*preprocessing*.py", "*preprocessor*.py", "*/preprocess.py", "preprocess.py", "*preprocess_utils*.py",
     # vLLM's API front end and its output objects: request outputs, already copied to the host.
-    "*vllm/entrypoints/*", "*vllm/outputs.py",
+    # (Forks keep vLLM's layout under another package name.)
+    "*/entrypoints/*", "*vllm/outputs.py",
     # vLLM's multimodal input containers (processor outputs, compared and hashed before batching
     # moves them) and the frontend's hasher of request media.
-    "*vllm/multimodal/inputs.py", "*vllm/multimodal/hasher.py",
+    "*/multimodal/inputs.py", "*/multimodal/hasher.py",
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

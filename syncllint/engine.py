@@ -17,6 +17,7 @@ from syncllint.analysis.conventions import (
     is_test_module,
     kept_on_host,
     mirrored_names,
+    registered_on_device,
 )
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import host_context
@@ -199,7 +200,7 @@ def _walk(
         device_mirrored,
         {key: _PLACES[place] for key, place in facts.returns},
         kept_on_host(source_text) | commented_host_fields(source_text)
-        | frozenset(settings.host_keys) | frozenset(settings.host_names)
+        | (frozenset(settings.host_keys) - registered_on_device(source_text)) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         {key: {name: _FILLED[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),
@@ -221,6 +222,7 @@ def _walk(
     walker.h2d_helper = settings.h2d_helper
     walker.builds_models_on_device = any(fnmatch.fnmatch(path, p) for p in settings.model_init_modules)
     walker.init_only_methods = index.only_called_from_init() if walker.builds_models_on_device else frozenset()
+    walker.model_init_functions = walker.init_only_methods - index.plain_init_calls
     # vLLM accepts syncs by calling a helper inside ``with gpu_sync_allowed():``; a module function
     # called only there runs only there.
     # The project index finds the same across modules (``self.model.select_items(...)`` in the runner).

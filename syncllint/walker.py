@@ -103,6 +103,7 @@ class BatchedWalker(cst.CSTVisitor):
         # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
         self.builds_models_on_device = False
         self.init_only_methods: frozenset[str] = frozenset()  # run only while an object is built
+        self.model_init_functions: frozenset[str] = frozenset()  # module functions only models' ``__init__`` call
         self._blocks = BlockFacts(inference)
         self._store_targets: set[int] = set()
         self._allowed_contexts = allowed_contexts
@@ -271,7 +272,10 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.show_host(shown)
             filled = {**filled, **dict.fromkeys(shown, Place.HOST_TENSOR)}
         building = name == "__init__" or name in self.init_only_methods
-        if method and building and self.builds_models_on_device and self._torch_module_classes[-1] and not host:
+        # A module function only ``__init__`` calls (``_get_alibi_slopes``) runs while the model is built too.
+        top_level = not self._classes and len(self._frames) == 2
+        in_model = method and self._torch_module_classes[-1] or top_level and name in self.model_init_functions
+        if building and in_model and self.builds_models_on_device and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
         # ``forward`` of a module gets tensors unless annotated otherwise.
         self.inference.bind_parameters(

@@ -220,6 +220,18 @@ MODEL = (
     "class Config:\n"
     "    def __init__(self):\n"
     "        self.scale = torch.tensor(2.0)\n"  # not a module: built wherever it is used
+    "        self.flag = _agree()\n"
+    "\n"
+    "def _slopes(n):\n"
+    "    return torch.tensor(0.5) ** torch.arange(n)\n"  # only a model's ``__init__`` calls it
+    "\n"
+    "def _agree():\n"
+    "    return torch.tensor([1])\n"  # a plain object's ``__init__`` calls it: on the host
+    "\n"
+    "class Alibi(nn.Module):\n"
+    "    def __init__(self, n):\n"
+    "        super().__init__()\n"
+    "        self.slopes = _slopes(n)\n"
 )
 
 
@@ -232,8 +244,8 @@ def _model_codes(path: str, **settings: object) -> list[tuple[str, int]]:
 
 
 def test_vllm_and_sglang_build_model_layers_on_the_device() -> None:
-    assert _model_codes("vllm/model_executor/models/scaled.py") == [("SYNC201", 7)]
-    assert _model_codes("sglang/srt/layers/scaled.py") == [("SYNC201", 7)]
+    assert _model_codes("vllm/model_executor/models/scaled.py") == [("SYNC201", 7), ("SYNC201", 23)]
+    assert _model_codes("sglang/srt/layers/scaled.py") == [("SYNC201", 7), ("SYNC201", 23)]
     # Elsewhere a factory without ``device=`` builds on the host: the move is the copy.
     assert _model_codes("mypkg/scaled.py") == [("SYNC202", 12)]
     assert _model_codes("vllm/model_executor/models/scaled.py", model_init_modules=()) == [("SYNC202", 12)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from syncllint import project_facts
-from syncllint.analysis.conventions import kept_on_host
+from syncllint.analysis.conventions import kept_on_host, registered_on_device
 from syncllint.config import Settings
 from syncllint.project_facts import with_project_facts
 from tests.test_cli import run
@@ -22,6 +22,16 @@ def test_a_sibling_registration_quiets_the_model(tmp_path: Path) -> None:
     assert run("check", "pkg/model.py", "--no-cache", cwd=tmp_path).returncode == 1
     (tmp_path / "pkg" / "processor.py").write_text(PROCESSOR)
     assert run("check", "pkg/model.py", "--no-cache", cwd=tmp_path).returncode == 0
+
+
+def test_the_model_s_own_registration_on_the_device_beats_a_sibling_s_on_the_host(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "processor.py").write_text(PROCESSOR)
+    own = 'FIELDS = dict(\n    image_grid_thw=MultiModalFieldConfig.batched("image"),\n)\n'
+    (tmp_path / "pkg" / "model.py").write_text(own + MODEL)
+    assert run("check", "pkg/model.py", "--no-cache", cwd=tmp_path).returncode == 1
+    assert registered_on_device(own) == {"image_grid_thw"}
+    assert registered_on_device(PROCESSOR) == frozenset()
 
 
 def test_the_keys_are_part_of_the_cache_fingerprint(tmp_path: Path) -> None:

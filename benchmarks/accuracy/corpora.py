@@ -45,6 +45,8 @@ CORPORA = (
     Corpus("verl", "0.9.1"),
     # Added for uniform27: a training stack (torchtitan's trainer, MoE and float8 models), never tuned on.
     Corpus("torchtitan", "0.3.0"),
+    # Added for uniform28: a vLLM fork at another version (aphrodite-engine on PyPI), never tuned on.
+    Corpus("aphrodite_engine", "0.24.1", file_sample=400),
 )
 
 

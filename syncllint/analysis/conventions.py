@@ -45,6 +45,18 @@ def commented_host_fields(source: str) -> frozenset[str]:
     )
 
 
+_FIELD_REGISTRATION = re.compile(r"""(?:["'](\w+)["']\]?|(?<![\w\["'])(\w+))\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\(""")
+
+
+def registered_on_device(source: str) -> frozenset[str]:
+    """Fields the module registers without ``keep_on_cpu=True``: the runner moves them to the device,
+    whatever another model of the project keeps on the host under the same name."""
+    if "MultiModalFieldConfig" not in source:
+        return frozenset()
+    registered = {match.group(1) or match.group(2) for match in _FIELD_REGISTRATION.finditer(source)}
+    return frozenset(registered) - kept_on_host(source)
+
+
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")
 
 

@@ -18,6 +18,7 @@ from syncllint.analysis.calls import CallInference
 from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
+from syncllint.analysis.method_calls import MethodInference
 from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
@@ -58,7 +59,9 @@ class _Scope:
     growing: set[str] = field(default_factory=set)
 
 
-class DeviceInference(CallInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding):
+class DeviceInference(
+    CallInference, MethodInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding
+):
     def __init__(
         self,
         imports: ImportMap,

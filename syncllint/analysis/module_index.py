@@ -16,7 +16,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import device_owner
-from syncllint.analysis.function_kinds import is_kernel, kernel_body
+from syncllint.analysis.function_kinds import is_kernel, is_torch_module, kernel_body
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
@@ -43,6 +43,10 @@ class ModuleIndex(cst.CSTVisitor):
         self.showing_device: set[str] = set()  # functions whose text shows an accelerator
         self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
         self._class_names: list[str] = []
+        self._class_is_module: list[bool] = []
+        # What the ``__init__`` of a class that is no ``nn.Module`` calls: such an object is built
+        # whenever, not while a model is built on its device.
+        self.plain_init_calls: set[str] = set()
         self._stack: list[str] = []
         # Per function: device names that are no accelerator (a CPU default, ``device = x.device``).
         self._not_accelerators: list[frozenset[str]] = []
@@ -79,6 +83,7 @@ class ModuleIndex(cst.CSTVisitor):
         elif isinstance(node, cst.ClassDef):
             self._classes += 1
             self._class_names.append(node.name.value)
+            self._class_is_module.append(is_torch_module(node))
         elif isinstance(node, cst.With) and self._allowed and with_allows(node, self._imports, self._allowed):
             self._allowing.add(id(node.body))
         elif id(node) in self._allowing:
@@ -96,6 +101,7 @@ class ModuleIndex(cst.CSTVisitor):
         elif isinstance(original_node, cst.ClassDef):
             self._classes -= 1
             self._class_names.pop()
+            self._class_is_module.pop()
         elif id(original_node) in self._allowing:
             self._allowed_depth -= 1
 
@@ -108,6 +114,8 @@ class ModuleIndex(cst.CSTVisitor):
             return
         if self._stack:
             self.calls[self._stack[-1]].add(callee)
+            if self._stack == ["__init__"] and self._classes and not self._class_is_module[-1]:
+                self.plain_init_calls.add(callee)
         keyed = local_callee(node.func, keyed=True)
         if keyed is not None:
             self.call_sites.setdefault(keyed, []).append(node)
