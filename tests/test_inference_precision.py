@@ -527,3 +527,34 @@ def test_a_class_field_commented_as_a_cpu_tensor_names_host_data_in_its_module()
     )
     # The field that says CPU and names no device makes ``handle_id`` host data; ``counts`` stays.
     assert [f.start.row for f in lint(HEADER + body)] == [10]
+
+
+def test_hugging_face_outputs_asked_for_as_torch_tensors_are_host_tensors() -> None:
+    body = (
+        "class Pipe:\n"
+        "    def encode(self, prompt, device):\n"
+        "        inputs = self.tokenizer(prompt, padding='max_length', return_tensors='pt')\n"
+        "        ids = inputs.input_ids\n"
+        "        longest = self.tokenizer(prompt, padding='longest', return_tensors='pt').input_ids\n"
+        "        if not torch.equal(ids, longest):\n"
+        "            last = self.tokenizer.encode(prompt, return_tensors='pt')[0, -1].item()\n"
+        "        pixels = self.processor(images=prompt, return_tensors='pt')['pixel_values']\n"
+        "        n = pixels.sum().item()\n"
+        "        arrays = self.processor(images=prompt, return_tensors='np')\n"
+        "        return self.encoder(ids.to(device))\n"
+    )
+    # Nothing waits on the host data; its blocking move to the device is the one copy that does.
+    assert [(d.code, d.start.row) for d in lint(HEADER + body)] == [("SYNC202", 15)]
+
+
+def test_a_comparison_with_a_string_is_no_tensor_test() -> None:
+    body = (
+        "class Block(torch.nn.Module):\n"
+        "    def __init__(self, kernel: torch.Tensor = None, x: torch.Tensor = None):\n"
+        "        super().__init__()\n"
+        "        if kernel == 'fir':\n"
+        "            self.k = 1\n"
+        "        if x == 0:\n"
+        "            self.k = 2\n"
+    )
+    assert [f.start.row for f in lint(HEADER + body)] == [10]

@@ -47,6 +47,8 @@ CORPORA = (
     Corpus("torchtitan", "0.3.0"),
     # Added for uniform28: a vLLM fork at another version (aphrodite-engine on PyPI), never tuned on.
     Corpus("aphrodite_engine", "0.24.1", file_sample=400),
+    # Added for uniform29: diffusion pipelines, schedulers and models (diffusers), never tuned on.
+    Corpus("diffusers", "0.42.1", file_sample=400),
 )
 
 

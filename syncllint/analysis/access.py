@@ -69,12 +69,18 @@ class AccessInference:
         if attr == "mesh" and _names_a_device_mesh(node.value):
             # ``DeviceMesh.mesh``: the table of ranks, which torch always keeps on the CPU.
             return Value(Place.HOST_TENSOR, DType.INT)
-        if isinstance(node.value, cst.Name) and self._record_field_on_host(node.value, attr):
-            return HOST_TENSOR  # ``item.tgt_size`` of an sglang ``MultimodalDataItem``
+        if self._record_field_on_host(node.value, attr):
+            # ``item.tgt_size`` of an sglang ``MultimodalDataItem``; ``tokenizer(...).input_ids``
+            return HOST_TENSOR
         return self._suffix_value(attr, attribute=True) or UNKNOWN
 
-    def _record_field_on_host(self, owner: cst.Name, attr: str) -> bool:
-        value = self.lookup(owner.value)
+    def _record_field_on_host(self, owner: cst.BaseExpression, attr: str) -> bool:
+        if isinstance(owner, cst.Name):
+            value = self.lookup(owner.value)
+        elif isinstance(owner, cst.Call):
+            value = self.infer(owner)
+        else:
+            return False
         return value is not None and value.host_record and not any(
             attr in device_fields for device_fields in api.HOST_RECORDS.values()
         )

@@ -16,6 +16,7 @@ from syncllint.analysis.values import (
     DEVICE_MODULE,
     DEVICE_TENSOR,
     EVENT,
+    HF_TENSORS,
     HOST_TENSOR,
     NUMPY,
     PYTHON,
@@ -160,6 +161,8 @@ class CallInference:
             return DEVICE_TENSOR  # ``torch.as_tensor(_DeviceBytes(ptr, n), device=d)``: no host data
         if (dotted_name(func) or "").rsplit(".", 1)[-1] in api.DEVICE_MODULE_ACCESSORS:
             return DEVICE_MODULE  # ``device = get_torch_device()``: ``torch.cuda`` on a GPU
+        if _asks_for_torch_tensors(call):
+            return HF_TENSORS  # ``self.tokenizer(prompt, return_tensors="pt")``
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own
@@ -303,3 +306,10 @@ def _visibly_int(expr: cst.BaseExpression) -> bool:
             expr.func.attr.value == "numel" or len(expr.args) == 1
         )
     return False
+
+
+def _asks_for_torch_tensors(call: cst.Call) -> bool:
+    """``return_tensors="pt"``: Hugging Face's tokenizers, processors and feature extractors build
+    their tensors on the CPU."""
+    value = keyword(call, "return_tensors")
+    return isinstance(value, cst.SimpleString) and value.evaluated_value == "pt"

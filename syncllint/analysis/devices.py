@@ -59,6 +59,9 @@ class _Scope:
     growing: set[str] = field(default_factory=set)
 
 
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
 class DeviceInference(
     CallInference, MethodInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding
 ):
@@ -306,6 +309,8 @@ class DeviceInference(
                 return PYTHON_SCALAR
             if any(names_a_class(c.comparator) for c in node.comparisons) or names_a_class(node.left):
                 return PYTHON_SCALAR  # ``param_type == PerTensorScaleParameter``: a class, not a tensor
+            if any(isinstance(side, _STRINGS) for side in (node.left, *(c.comparator for c in node.comparisons))):
+                return PYTHON_SCALAR  # ``kernel == "fir"``: an option, whatever its annotation says
             result = compare_operands(operands)
             return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result
         if isinstance(node, cst.IfExp):

@@ -91,6 +91,9 @@ DEVICE_TENSOR = Value(Place.DEVICE)
 HOST_TENSOR = Value(Place.HOST_TENSOR)
 LAYER = Value(Place.UNKNOWN, layer=True)
 HOST_RECORD = Value(Place.PYTHON, host_record=True)
+# What a Hugging Face tokenizer or processor returns with ``return_tensors="pt"``: a tensor, or a
+# ``BatchEncoding`` of them, in host memory until the code moves it.
+HF_TENSORS = Value(Place.HOST_TENSOR, host_record=True)
 # A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
 NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 # A parameter every call leaves None (the project shows it): no data, and as a device the default one.
