@@ -49,6 +49,8 @@ CORPORA = (
     Corpus("aphrodite_engine", "0.24.1", file_sample=400),
     # Added for uniform29: diffusion pipelines, schedulers and models (diffusers), never tuned on.
     Corpus("diffusers", "0.42.1", file_sample=400),
+    # Added for uniform30: post-training trainers (trl), never tuned on; drawn from the session's last commit.
+    Corpus("trl", "1.16.0"),
 )
 
 
