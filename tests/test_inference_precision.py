@@ -558,3 +558,26 @@ def test_a_comparison_with_a_string_is_no_tensor_test() -> None:
         "            self.k = 2\n"
     )
     assert [f.start.row for f in lint(HEADER + body)] == [10]
+
+
+def test_moving_a_tensor_built_empty_copies_nothing() -> None:
+    body = (
+        "def rewards(device):\n"
+        "    chosen = torch.Tensor([]).to(device)\n"
+        "    rejected = torch.tensor(()).cuda()\n"
+        "    one = torch.tensor([1.0]).to('cuda')\n"
+        "    return chosen, rejected, one\n"
+    )
+    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC202", 8)]
+
+
+def test_zip_with_strict_yields_rows_too() -> None:
+    body = (
+        "def trim(ids: torch.Tensor, lengths: torch.Tensor):\n"
+        "    ids_cpu, lengths_cpu = ids.detach().cpu(), lengths.detach().cpu()\n"
+        "    for row, n in zip(ids_cpu, lengths_cpu, strict=True):\n"
+        "        k = int(n.item())\n"
+        "    for row, n in zip(ids, lengths, strict=True):\n"
+        "        k = n.item()\n"
+    )
+    assert [(f.code, f.start.row) for f in lint(HEADER + body) if f.code == "SYNC101"] == [("SYNC101", 10)]

@@ -19,15 +19,17 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
             return
         inference.bind(target, PYTHON_SCALAR)
         return
+    # ``zip(a, b, strict=True)``: the keyword is an option, not a sequence.
+    zipped = [arg for arg in iterable.args if arg.keyword is None] if isinstance(iterable, cst.Call) else []
     if (
         isinstance(iterable, cst.Call)
         and inference.imports.qualify(iterable.func) == "zip"
         and isinstance(target, cst.Tuple)
-        and len(target.elements) == len(iterable.args)
-        and not any(arg.star or arg.keyword is not None for arg in iterable.args)
+        and len(target.elements) == len(zipped)
+        and not any(arg.star for arg in iterable.args)
     ):
         # ``for hs, mask in zip(pooled, pooler_mask)``: rows of each, side by side
-        for item, arg in zip(target.elements, iterable.args):
+        for item, arg in zip(target.elements, zipped):
             inference.bind(item.value, _element_of(inference.infer(arg.value)), rebinding=False)
         return
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:

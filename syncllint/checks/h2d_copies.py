@@ -69,6 +69,18 @@ def _is_fresh_module(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     return ctx.inference.infer(receiver).place in (Place.UNKNOWN, Place.PYTHON)
 
 
+def _builds_an_empty_tensor(receiver: cst.BaseExpression) -> bool:
+    """``torch.tensor([])``, ``torch.Tensor(())``: a tensor of no elements, built right there."""
+    if not isinstance(receiver, cst.Call) or not receiver.args or receiver.args[0].keyword is not None:
+        return False
+    data = receiver.args[0].value
+    callee = receiver.func
+    leaf = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
+    return leaf in ("tensor", "Tensor", "as_tensor", "FloatTensor", "LongTensor") and isinstance(
+        data, (cst.List, cst.Tuple)
+    ) and not data.elements
+
+
 def _is_pageable_host(value: Value) -> bool:
     return value.place is Place.HOST_TENSOR and not value.pinned
 
@@ -117,6 +129,8 @@ class BlockingCopyToDevice(Rule):
                     min(sure, confidence),
                 )
             return  # device tensors (a no-op move) and unknown receivers stay quiet
+        if _builds_an_empty_tensor(func.value):
+            return  # ``torch.Tensor([]).to(device)``: nothing to copy (measured on an H200: no wait)
         fresh = is_fresh_tensor_call(func.value)
         replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)
         ctx.report(

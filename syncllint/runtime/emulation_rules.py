@@ -209,7 +209,10 @@ DECIDED_WITHOUT_ATEN = frozenset(["tolist", *_SCALAR_READS]) | NEVER_SYNC
 
 
 def upload_sync(source: torch.Tensor, non_blocking: bool, op: str) -> Sync | None:
-    """A host -> device copy: async only from pinned memory, or small pageable non_blocking copies."""
+    """A host -> device copy: async only from pinned memory, or small pageable non_blocking copies;
+    a copy of no elements transfers nothing (measured on an H200: no wait)."""
+    if nbytes(source) == 0:
+        return None
     if not non_blocking:
         return (H2D, op)
     if source in PINNED or nbytes(source) <= PAGEABLE_NON_BLOCKING_LIMIT_BYTES:
