@@ -192,6 +192,7 @@ def _walk(
     index = ModuleIndex.build(module, imports, allowed, device_evidence=is_test_module(path))
     facts = _module_facts(source_text, path, settings, linked)
     mirrored, device_mirrored = mirrored_names(source_text) if "_cpu" in settings.host_suffixes else (frozenset(), frozenset())
+    kept = kept_on_host(source_text)
     inference = DeviceInference(
         imports,
         settings.host_suffixes,
@@ -199,8 +200,8 @@ def _walk(
         mirrored,
         device_mirrored,
         {key: _PLACES[place] for key, place in facts.returns},
-        kept_on_host(source_text) | commented_host_fields(source_text)
-        | (frozenset(settings.host_keys) - registered_on_device(source_text)) | frozenset(settings.host_names)
+        kept | commented_host_fields(source_text)
+        | (frozenset(settings.host_keys) - registered_on_device(source_text, kept)) | frozenset(settings.host_names)
         | frozenset(name for framework, names in settings.framework_host_names if imports.imports_module(framework) for name in names),
         {key: {name: _FILLED[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),

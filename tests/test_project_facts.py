@@ -30,8 +30,8 @@ def test_the_model_s_own_registration_on_the_device_beats_a_sibling_s_on_the_hos
     own = 'FIELDS = dict(\n    image_grid_thw=MultiModalFieldConfig.batched("image"),\n)\n'
     (tmp_path / "pkg" / "model.py").write_text(own + MODEL)
     assert run("check", "pkg/model.py", "--no-cache", cwd=tmp_path).returncode == 1
-    assert registered_on_device(own) == {"image_grid_thw"}
-    assert registered_on_device(PROCESSOR) == frozenset()
+    assert registered_on_device(own, kept_on_host(own)) == {"image_grid_thw"}
+    assert registered_on_device(PROCESSOR, kept_on_host(PROCESSOR)) == frozenset()
 
 
 def test_the_keys_are_part_of_the_cache_fingerprint(tmp_path: Path) -> None:

@@ -32,29 +32,33 @@ def kept_on_host(source: str) -> frozenset[str]:
 # ``    handle_id: torch.Tensor  # CPU tensor used to retrieve the cached handle``: a class field (an
 # indented annotation) whose author says where the tensor lives.
 _COMMENTED_FIELD = re.compile(r"^[ \t]+(\w+)[ \t]*:[^:=#\n]*Tensor[^#\n]*#([^\n]*)$", re.MULTILINE)
-_HOST_COMMENT = re.compile(r"\b(?:cpu|host)\b", re.IGNORECASE)
-_DEVICE_COMMENT = re.compile(r"\b(?:gpu|cuda|device|accelerator)\b", re.IGNORECASE)
+_HOST_WORDS = re.compile(r"\b(?:cpu|host)\b", re.IGNORECASE)
+_DEVICE_WORDS = re.compile(r"\b(?:gpu|cuda|device|accelerator)\b", re.IGNORECASE)
+
+
+def says_host(text: str) -> bool:
+    """An author's words (a comment, a docstring entry) that put a tensor on the host and name no
+    device: ``# CPU tensor [1]``, but not ``# copied from the GPU to the CPU``."""
+    return bool(_HOST_WORDS.search(text)) and not _DEVICE_WORDS.search(text)
 
 
 def commented_host_fields(source: str) -> frozenset[str]:
-    """Tensor fields a class of the module declares with a comment saying they are on the host
-    (and naming no device): the module's code uses the name for that data."""
-    return frozenset(
-        match.group(1) for match in _COMMENTED_FIELD.finditer(source)
-        if _HOST_COMMENT.search(match.group(2)) and not _DEVICE_COMMENT.search(match.group(2))
-    )
+    """Tensor fields a class of the module declares with a comment saying they are on the host:
+    the module's code uses the name for that data."""
+    return frozenset(match.group(1) for match in _COMMENTED_FIELD.finditer(source) if says_host(match.group(2)))
 
 
 _FIELD_REGISTRATION = re.compile(r"""(?:["'](\w+)["']\]?|(?<![\w\["'])(\w+))\s*[:=]\s*MultiModalFieldConfig\s*\.\s*\w+\(""")
 
 
-def registered_on_device(source: str) -> frozenset[str]:
-    """Fields the module registers without ``keep_on_cpu=True``: the runner moves them to the device,
-    whatever another model of the project keeps on the host under the same name."""
+def registered_on_device(source: str, kept: frozenset[str]) -> frozenset[str]:
+    """Fields the module registers without ``keep_on_cpu=True`` (``kept``: its ``kept_on_host``): the
+    runner moves them to the device, whatever another model of the project keeps on the host under
+    the same name."""
     if "MultiModalFieldConfig" not in source:
         return frozenset()
     registered = {match.group(1) or match.group(2) for match in _FIELD_REGISTRATION.finditer(source)}
-    return frozenset(registered) - kept_on_host(source)
+    return frozenset(registered) - kept
 
 
 _MIRROR = re.compile(r"\b([A-Za-z_]\w*?)_cpu\b(?!\s*\()")

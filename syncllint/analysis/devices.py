@@ -287,7 +287,7 @@ class DeviceInference(
             return found
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if isinstance(node, _STRINGS):
             return PYTHON_SCALAR
         if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)):
             return self._container(node)

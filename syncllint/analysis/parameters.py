@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.annotations import annotation_value
+from syncllint.analysis.conventions import says_host
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     HOST_TENSOR,
@@ -28,8 +29,6 @@ from syncllint.analysis.values import (
 if TYPE_CHECKING:
     from syncllint.analysis.imports import ImportMap
 
-_HOST_WORDS = re.compile(r"\b(cpu|host)\b", re.IGNORECASE)
-_DEVICE_WORDS = re.compile(r"\b(gpu|cuda|device|accelerator)\b", re.IGNORECASE)
 
 
 class ParameterBinding:
@@ -141,7 +140,7 @@ def documented_host(docstring: str) -> frozenset[str]:
         elif current is not None and depth > indent:
             entries[current] += " " + stripped  # the entry goes on, indented further
     return frozenset(
-        name for name, text in entries.items() if _HOST_WORDS.search(text) and not _DEVICE_WORDS.search(text)
+        name for name, text in entries.items() if says_host(text)
     )
 
 
@@ -151,4 +150,4 @@ def _commented_host(param: cst.Param) -> bool:
     if not isinstance(comma, cst.Comma) or not isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
         return False
     comment = comma.whitespace_after.first_line.comment
-    return comment is not None and bool(_HOST_WORDS.search(comment.value)) and not _DEVICE_WORDS.search(comment.value)
+    return comment is not None and says_host(comment.value)

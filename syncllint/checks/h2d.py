@@ -10,6 +10,7 @@ from syncllint.checks.base import (
     FixProposal,
     Rule,
     RuleContext,
+    holds_no_elements,
     receiver_confidence,
     variable_device_confidence,
 )
@@ -69,8 +70,8 @@ class TensorFromHostData(Rule):
 
     @staticmethod
     def _is_host_data(data: cst.BaseExpression, ctx: RuleContext) -> bool:
-        if isinstance(data, (cst.List, cst.Tuple)) and not data.elements:
-            return False  # ``torch.tensor([])``: nothing to copy (measured: no wait)
+        if holds_no_elements(data):
+            return False  # ``torch.tensor([])``: nothing to copy
         value = ctx.inference.infer(data)
         # A tensor already on the device is copied on the device (measured: no sync); a tensor of
         # unknown place might be either, so stay quiet.

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.calls import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import (
     FixProposal,
     Rule,
     RuleContext,
+    holds_no_elements,
     variable_device_confidence,
 )
 from syncllint.diagnostics import Applicability, Confidence
@@ -69,16 +71,16 @@ def _is_fresh_module(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     return ctx.inference.infer(receiver).place in (Place.UNKNOWN, Place.PYTHON)
 
 
-def _builds_an_empty_tensor(receiver: cst.BaseExpression) -> bool:
-    """``torch.tensor([])``, ``torch.Tensor(())``: a tensor of no elements, built right there."""
-    if not isinstance(receiver, cst.Call) or not receiver.args or receiver.args[0].keyword is not None:
+def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """``torch.tensor([])``, ``torch.Tensor(())``: a tensor made from no data, right there."""
+    if not isinstance(receiver, cst.Call):
         return False
-    data = receiver.args[0].value
-    callee = receiver.func
-    leaf = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
-    return leaf in ("tensor", "Tensor", "as_tensor", "FloatTensor", "LongTensor") and isinstance(
-        data, (cst.List, cst.Tuple)
-    ) and not data.elements
+    data = positional(receiver, 0)
+    qualified = ctx.qualify(receiver.func) or ""
+    builds_from_data = qualified in api.HOST_DATA_CONSTRUCTORS or (
+        qualified in api.TORCH_FACTORIES and qualified.endswith("Tensor")  # legacy ``torch.Tensor(data)``
+    )
+    return builds_from_data and data is not None and holds_no_elements(data)
 
 
 def _is_pageable_host(value: Value) -> bool:
@@ -129,7 +131,7 @@ class BlockingCopyToDevice(Rule):
                     min(sure, confidence),
                 )
             return  # device tensors (a no-op move) and unknown receivers stay quiet
-        if _builds_an_empty_tensor(func.value):
+        if _builds_an_empty_tensor(func.value, ctx):
             return  # ``torch.Tensor([]).to(device)``: nothing to copy (measured on an H200: no wait)
         fresh = is_fresh_tensor_call(func.value)
         replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)
