@@ -206,6 +206,7 @@ def _walk(
         {key: {name: _FILLED[place] for name, place in params} for key, params in facts.filled},
         frozenset(linked.host_attributes),
         dict(facts.follows),
+        {key: tuple(_PLACES.get(place) if place else None for place in places) for key, places in facts.elements},
     )
     walker = BatchedWalker(
         rule_set.dispatch,

@@ -697,3 +697,64 @@ def test_an_element_of_a_list_of_tensors_is_not_host_data_for_being_in_a_list(tm
     assert ("SYNC201", 5) in findings(tmp_path, package(backend=backend, ring=caller), "pkg/backend.py")
     numbers = caller.replace("bufs[0][0]", "[3, 4][0]")
     assert findings(tmp_path, package(backend=backend, ring=numbers), "pkg/backend.py") == []
+
+
+DP_UTILS = """
+import torch
+
+def _post_process(tensor, pad):
+    if pad:
+        return torch.tensor([int(tensor.max())] * 2, device="cpu")
+    return tensor.cpu()
+
+def _synchronize(tensor, pad):
+    lens = _post_process(tensor, pad)
+    return True, lens, 3
+
+def coordinate(tensor, pad):
+    if tensor is None:
+        return False, None, 0
+    (ubatch, lens, mode) = _synchronize(tensor, pad)
+    return (ubatch, lens, mode)
+
+def on_device(tensor):
+    return False, tensor.cuda()
+"""
+
+
+def test_unpacking_a_helpers_tuple_gives_each_element_the_place_its_returns_show(tmp_path: Path) -> None:
+    # vLLM's ``coordinate_batch_across_dp``: the token counts it hands back were copied to the host.
+    runner = """
+    import torch
+    from pkg.dp_utils import coordinate, on_device
+
+    class Runner:
+        def step(self, tensor, rank):
+            ubatch, lens = False, None
+            if tensor is not None:
+                ubatch, lens, mode = (
+                    coordinate(tensor, True)
+                )
+                padded = int(lens[rank].item())
+            first = coordinate(tensor, True)[1][rank].item()
+            flag, moved = on_device(tensor)
+            return moved.sum().item() + first + padded
+    """
+    found = confident_findings(tmp_path, package(dp_utils=DP_UTILS, runner=runner), "pkg/runner.py")
+    assert found == [("SYNC101", 15, Confidence.HIGH)]
+
+
+def test_a_tuple_helper_says_nothing_of_a_spelling_that_two_definitions_answer_differently(tmp_path: Path) -> None:
+    runner = """
+    import torch
+    from pkg.dp_utils import coordinate
+
+    def coordinate(tensor, pad):
+        return False, tensor, 0
+
+    def step(tensor, rank):
+        ubatch, lens, mode = coordinate(tensor, True)
+        return lens[rank].item()
+    """
+    # The module's own definition shadows the import: its element says nothing of the place.
+    assert findings(tmp_path, package(dp_utils=DP_UTILS, runner=runner), "pkg/runner.py") == [("SYNC101", 10)]

@@ -51,6 +51,8 @@ CORPORA = (
     Corpus("diffusers", "0.42.1", file_sample=400),
     # Added for uniform30: post-training trainers (trl), never tuned on; drawn from the session's last commit.
     Corpus("trl", "1.16.0"),
+    # Added for uniform31: NVIDIA's Megatron-Core (tensor/pipeline-parallel training, MoE routing), never tuned on.
+    Corpus("megatron_core", "0.16.1"),
 )
 
 

@@ -37,6 +37,8 @@ class AccessInference:
 
         def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool: ...
 
+        def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None: ...
+
         def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None: ...
 
     def _infer_attribute(self, node: cst.Attribute) -> Value:
@@ -91,6 +93,8 @@ class AccessInference:
             return HOST_TENSOR  # ``mm_kwargs["image_sizes"]`` of a field kept on the host
         if isinstance(base, cst.Attribute) and base.attr.value == "shape":
             return PYTHON_SCALAR
+        if isinstance(base, cst.Call) and (element := self._returned_element(base, node)) is not None:
+            return element
         owner = self.infer(base)
         if owner.is_tensor or owner.place == Place.NUMPY:
             # An element of a tensor by convention (``num_computed_tokens[i]`` beside a ``*_cpu``
@@ -98,6 +102,16 @@ class AccessInference:
             rank = self._rank_after_index(owner.rank, node)
             return Value(owner.place, owner.dtype, rank=rank, assumed=owner.assumed)
         return UNKNOWN
+
+    def _returned_element(self, call: cst.Call, node: cst.Subscript) -> Value | None:
+        """``coordinate(...)[1]`` of a helper returning tuples whose element there shows its place."""
+        places = self.own_function_elements(call)
+        index = node.slice[0].slice if places is not None and len(node.slice) == 1 else None
+        if not (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)) or places is None:
+            return None
+        position = int(index.value.value)
+        place = places[position] if position < len(places) else None
+        return None if place is None else Value(place)
 
     def _rank_after_index(self, rank: int | None, node: cst.Subscript) -> int | None:
         """``m[0]`` of a 2-D tensor is 1-D; slices keep their dimension; anything else: unknown."""

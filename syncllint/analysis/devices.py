@@ -77,6 +77,7 @@ class DeviceInference(
         filled_parameters: dict[str, dict[str, Place | bool]] | None = None,
         host_attributes: frozenset[str] = frozenset(),
         follows: dict[str, tuple[str, int]] | None = None,
+        elements: dict[str, tuple[Place | None, ...]] | None = None,
     ) -> None:
         PendingCopies.__init__(self)
         self.imports = imports
@@ -90,6 +91,8 @@ class DeviceInference(
         self._returns = returns or {}
         # Those whose result keeps the place of a parameter: -> (parameter, position or -1).
         self._follows = follows or {}
+        # Those returning tuples: where each element lives, where the returns show it.
+        self._elements = elements or {}
         # Keys of data the project keeps on the host (vLLM fields registered ``keep_on_cpu=True``).
         self._host_keys = host_keys
         # ``name`` / ``self.name`` -> parameters every call fills with host data (a place), or
@@ -191,6 +194,15 @@ class DeviceInference(
                 if len(target.elements) == len(value.elements):
                     for t_el, v_el in zip(target.elements, value.elements):
                         self.bind(t_el.value, self.infer(v_el.value))
+                    continue
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+                # ``should_pad, lens = coordinate(...)`` of a helper whose returns show each place.
+                places = self.own_function_elements(value)
+                starred = any(isinstance(el, cst.StarredElement) for el in target.elements)
+                if places is not None and len(places) == len(target.elements) and not starred:
+                    whole = self.infer(value)
+                    for t_el, place in zip(target.elements, places):
+                        self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
                     continue
             self.bind(target, self._module_state(target, value, self.infer(value)))
             if isinstance(target, cst.Name):

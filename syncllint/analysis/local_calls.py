@@ -17,6 +17,7 @@ from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_oper
 class LocalCalls:
     _returns: dict[str, Place]
     _follows: dict[str, tuple[str, int]]
+    _elements: dict[str, tuple[Place | None, ...]]
 
     if TYPE_CHECKING:  # provided by DeviceInference
 
@@ -37,6 +38,12 @@ class LocalCalls:
             shown = self.infer(argument) if argument is not None else None
             place = shown.place if shown is not None and shown.place in (Place.HOST_TENSOR, Place.DEVICE) else None
         return None if place is None else Value(place)
+
+    def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None:
+        """Per element of the tuple a helper returns (``return should_pad, lens_cpu``), where it
+        lives when every return shows it; None when the helper is not known to return tuples."""
+        key = dotted_name(call.func)
+        return None if key is None else self._elements.get(key)
 
     def layer_call(self, call: cst.Call) -> Value | None:
         """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""

@@ -29,7 +29,7 @@ _DTYPE_NAMES = ("float", "bfloat", "int", "uint", "bool", "complex", "half")
 def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     """How sure we are that ``.to(...)`` moves to an accelerator (None: CPU, a dtype, or another tensor)."""
     target = keyword(call, "device") or positional(call, 0)
-    if target is None or ctx.inference.dtype_of(target) is not DType.UNKNOWN:
+    if target is None or _names_a_dtype(target, ctx):
         return None
     spec = ctx.inference.device_spec(target)
     if spec is DeviceLiteral.ACCELERATOR:
@@ -46,6 +46,13 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
         # framework's type (``fx.Float32(a).to(fx.BFloat16)`` in a kernel DSL).
         return None
     return variable_device_confidence(target, ctx)  # ``.to(device)`` / ``.to(self.device)``
+
+
+def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """``torch.float32``, or ``torch.float32 if device.type == "mps" else torch.float64``."""
+    if isinstance(target, cst.IfExp):
+        return _names_a_dtype(target.body, ctx) and _names_a_dtype(target.orelse, ctx)
+    return ctx.inference.dtype_of(target) is not DType.UNKNOWN
 
 
 # Constructors that build something other than a module with host parameters.

@@ -43,6 +43,9 @@ class ModuleFacts:
     # The module's functions whose result keeps the place of a parameter (``pad(rows, n)`` returning
     # ``torch.cat([rows, ...])``): key -> (parameter, its position, -1 when keyword-only).
     follows: tuple[tuple[str, tuple[str, int]], ...] = ()
+    # Functions returning tuples whose elements show their places (``return should_pad, lens_cpu``):
+    # key -> per position HOST / DEVICE / None, for ``pad, lens = fn(...)`` and ``fn(...)[1]``.
+    elements: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class LinkedFacts:
     # The module's own facts combined with these (``combine``), when the index read the module in
     # this run (a cold run, an edited file): the engine then need not read it with ``ast`` again.
     module: ModuleFacts | None = None
+    # As ``returns``, per element of the tuples the helpers return (``ModuleFacts.elements``).
+    elements: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
 
     def digest(self) -> bytes:
         return hashlib.blake2b(repr(self).encode(), digest_size=16).digest()
@@ -110,19 +115,26 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     found: dict[str, str | None] = {}
     for key, place in linked.returns:
         note_place(found, key, place)
+    elements: dict[str, tuple[str | None, ...] | None] = dict(linked.elements)
     own_found: dict[str, str | None] = {}
+    own_elements: dict[str, tuple[str | None, ...] | None] = {}
     methods: dict[str, list[FunctionSummary]] = {}
     follows: dict[str, tuple[str, int] | None] = {}
     for key, function in own.functions:
         if function.method:
             methods.setdefault(key.split(".", 1)[1], []).append(function)
         spelled = ("self." + key.split(".", 1)[1]) if function.method else key
+        # The module's own definitions shadow what it imports or inherits, also where they say nothing.
+        found.pop(spelled, None)
+        elements.pop(spelled, None)
         note_place(own_found, spelled, function.returns)
+        note_elements(own_elements, spelled, function.elements)
         parameter = function.follows
         followed = (parameter, function.params.index(parameter) if parameter in function.params else -1)
         # Two definitions of one spelling (two classes) must agree, as for returns.
         follows[spelled] = followed if parameter and follows.get(spelled, followed) == followed else None
-    found.update(own_found)  # the module's own definitions shadow what it imports or inherits
+    found.update(own_found)
+    elements.update(own_elements)
     returns = {key: place for key, place in found.items() if place is not None}
 
     local_calls: dict[str, list[CallSummary]] = {}
@@ -173,6 +185,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
         tuple(sorted(returns.items())),
         tuple(sorted((key, tuple(sorted(params.items()))) for key, params in filled.items() if params)),
         tuple(sorted((key, found) for key, found in follows.items() if found is not None and key not in returns)),
+        tuple(sorted((key, places) for key, places in elements.items() if places)),
     )
 
 
@@ -180,6 +193,12 @@ def note_place(found: dict[str, str | None], key: str, place: str | None) -> Non
     # The same name twice (two classes, a redefinition) with different answers says nothing.
     if place is not None or key in found:
         found[key] = place if found.get(key, place) == place else None
+
+
+def note_elements(found: dict[str, tuple[str | None, ...] | None], key: str, places: tuple[str | None, ...]) -> None:
+    """As ``note_place``, per element: two definitions of one spelling must return the same places."""
+    if places or key in found:
+        found[key] = places if found.get(key, places) == places and places else None
 
 
 _CHAIN_ROUNDS = 4  # ``test -> _outer(x.cpu()) -> _inner(x) -> _leaf(x)``: a few calls deep is plenty

@@ -22,6 +22,7 @@ from syncllint.project.facts import (
     LinkedFacts,
     combine,
     module_name,
+    note_elements,
     note_place,
     package_root,
 )
@@ -192,32 +193,47 @@ class ProjectIndex:
         for name in sorted((methods | defined) & (self._by_name.keys() | self._unseen_callers)):
             calls = tuple(call for caller, call in self._by_name.get(name, ()) if caller != module)
             by_name.append((name, None if name in self._unseen_callers else calls))
+        returns, elements = self._imported_results(summary)
         linked = LinkedFacts(
-            tuple(sorted(self._imported_returns(summary).items())),
+            tuple(sorted(returns.items())),
             tuple(outside),
             tuple(sorted(self.host_attributes & attributes_read)),
             tuple(sorted(self.allowed_only & defined)),
             method_calls=tuple(by_name),
+            elements=tuple(sorted(elements.items())),
         )
         whole = self._whole.get(module)
         return replace(linked, module=combine(whole, linked)) if whole is not None else linked
 
-    def _imported_returns(self, summary: FileSummary) -> dict[str, str]:
-        found: dict[str, str | None] = {}
+    def _imported_functions(self, summary: FileSummary) -> Iterator[tuple[str, FunctionSummary]]:
+        """The project's functions the module reaches, by how it spells them: imported helpers
+        (``load_dump``, ``loader.load_dump``) and inherited methods (``self._snapshot``)."""
         for local, qualified in summary.aliases:
             resolved = self.resolve(qualified)
             if resolved is not None and (function := self.function(resolved)) is not None and not function.method:
-                note_place(found, local, function.returns)
+                yield local, function
             elif qualified in self.modules:  # ``from pkg import loader`` / ``import pkg.loader as loader``
                 for name, function in self._functions[qualified].items():
                     if not function.method:
-                        note_place(found, f"{local}.{name}", function.returns)
+                        yield f"{local}.{name}", function
         defined_here = {name.split(".", 1)[1] for name, f in summary.functions if f.method}
         for _, bases in summary.bases:
             for name, function in self._inherited(bases):
                 if name not in defined_here:
-                    note_place(found, "self." + name, function.returns)
-        return {key: place for key, place in found.items() if place is not None}
+                    yield "self." + name, function
+
+    def _imported_results(self, summary: FileSummary) -> tuple[dict[str, str], dict[str, tuple[str | None, ...]]]:
+        """Where the results of the module's imported and inherited calls live: whole, and per
+        element of the tuples they return."""
+        found: dict[str, str | None] = {}
+        elements: dict[str, tuple[str | None, ...] | None] = {}
+        for spelled, function in self._imported_functions(summary):
+            note_place(found, spelled, function.returns)
+            note_elements(elements, spelled, function.elements)
+        return (
+            {key: place for key, place in found.items() if place is not None},
+            {key: places for key, places in elements.items() if places},
+        )
 
     def _inherited(self, bases: Iterable[str], depth: int = 0) -> Iterator[tuple[str, FunctionSummary]]:
         """Methods of project base classes (and of theirs): (method name, summary)."""

@@ -22,8 +22,8 @@ class FunctionSummary:
     defaults: tuple[tuple[str, int], ...]  # parameter -> what its default shows (NOT_HOST / HOST_DATA / NO_VALUE)
     returns: str | None  # HOST, DEVICE, or None when the returns disagree or do not say
     method: bool
-    # Only for the module itself (``exported`` drops them): where each element of the tuples it
-    # returns lives (``return rows, names``), and the parameter whose place its result keeps.
+    # Where each element of the tuples it returns lives (``return rows, names``); and, only for the
+    # module itself (``exported`` drops it), the parameter whose place its result keeps.
     elements: tuple[str | None, ...] = ()
     follows: str = ""
     # Parameters whose default is ``True`` or ``False``: the flag's value where no call gives it.
@@ -77,8 +77,8 @@ class FileSummary:
             # Every method travels, its name and parameters at least: calls by name count for names
             # defined once, or by classes whose methods of that name take the same parameters.
             functions=tuple(
-                (key, FunctionSummary(f.params, f.keyword_only, (), f.returns, True) if f.method
-                 else FunctionSummary((), (), (), f.returns, False))
+                (key, FunctionSummary(f.params, f.keyword_only, (), f.returns, True, f.elements) if f.method
+                 else FunctionSummary((), (), (), f.returns, False, f.elements))
                 for key, f in self.functions
             ),
             # ``self.fn(...)`` may reach a base class's method in another module, which reads it by name.

@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v9"
-_FACTS = "project-facts-v9.json"
+_SUMMARIES = "project-summaries-v10"
+_FACTS = "project-facts-v10.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -124,12 +124,14 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
             [list(pair) for pair in facts.module.returns],
             [[key, [list(pair) for pair in params]] for key, params in facts.module.filled],
             [[key, list(followed)] for key, followed in facts.module.follows],
+            [[key, list(places)] for key, places in facts.module.elements],
         ],
+        [[key, list(places)] for key, places in facts.elements],
     ]
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside, attributes, allowed_callees, method_calls, module = value
+    returns, outside, attributes, allowed_callees, method_calls, module, elements = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
@@ -140,7 +142,9 @@ def _decode_facts(value: list[Any]) -> LinkedFacts:
             tuple((key, place) for key, place in module[0]),
             tuple((key, tuple((name, place) for name, place in params)) for key, params in module[1]),
             tuple((key, (parameter, position)) for key, (parameter, position) in module[2]),
+            tuple((key, tuple(places)) for key, places in module[3]),
         ),
+        elements=tuple((key, tuple(places)) for key, places in elements),
     )
 
 

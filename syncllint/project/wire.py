@@ -11,7 +11,10 @@ def encode_summary(summary: FileSummary) -> list[Any]:
     return [
         summary.module,
         [list(pair) for pair in summary.aliases],
-        [[key, list(f.params), list(f.keyword_only), [list(d) for d in f.defaults], f.returns, f.method] for key, f in summary.functions],
+        [
+            [key, list(f.params), list(f.keyword_only), [list(d) for d in f.defaults], f.returns, f.method, list(f.elements)]
+            for key, f in summary.functions
+        ],
         [[name, list(bases)] for name, bases in summary.bases],
         [encode_call(c) for c in summary.calls],
         sorted(summary.escaped),
@@ -27,8 +30,10 @@ def decode_summary(value: list[Any]) -> FileSummary:
         module,
         tuple((local, qualified) for local, qualified in aliases),
         tuple(
-            (key, FunctionSummary(tuple(params), tuple(keyword_only), tuple((n, k) for n, k in defaults), returns, bool(method)))
-            for key, params, keyword_only, defaults, returns, method in functions
+            (key, FunctionSummary(
+                tuple(params), tuple(keyword_only), tuple((n, k) for n, k in defaults), returns, bool(method), tuple(elements)
+            ))
+            for key, params, keyword_only, defaults, returns, method, elements in functions
         ),
         tuple((name, tuple(names)) for name, names in bases),
         tuple(decode_call(call) for call in calls),
