@@ -581,3 +581,62 @@ def test_zip_with_strict_yields_rows_too() -> None:
         "        k = n.item()\n"
     )
     assert [(f.code, f.start.row) for f in lint(HEADER + body) if f.code == "SYNC101"] == [("SYNC101", 10)]
+
+
+def test_enumerate_over_zip_binds_the_rows_of_each_side() -> None:
+    body = (
+        "def top_n(values: torch.Tensor, indices: torch.Tensor):\n"
+        "    values_cpu, indices_cpu = values.cpu(), indices.cpu()\n"
+        "    for i, (vals, idxs) in enumerate(zip(values_cpu, indices_cpu)):\n"
+        "        first = vals[0].item() + idxs[0].item()\n"
+        "    for i, (vals, idxs) in enumerate(zip(values, indices)):\n"
+        "        first = vals[0].item()\n"
+        "    for i, (name, p) in enumerate(values_cpu.named_children()):\n"
+        "        pass\n"
+    )
+    # The blocking copies to the host, and the read of a device row; none on the host rows.
+    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC103", 6), ("SYNC103", 6), ("SYNC101", 10)]
+
+
+def test_arithmetic_that_never_gives_bools_is_an_index_not_a_mask() -> None:
+    body = (
+        "class Embedding(torch.nn.Module):\n"
+        "    def forward(self, input_):\n"
+        "        input_mask = (input_ < self.start) | (input_ >= self.end)\n"
+        "        masked_input = input_.clone() - self.start\n"
+        "        masked_input[input_mask] = 0\n"
+        "        rows = self.weight[masked_input]\n"
+        "        picked = self.weight[input_mask]\n"
+        "        self.weight[masked_input] = 0.0\n"
+        "        return rows, picked\n"
+    )
+    # A gather by token ids is no mask read; writing a scalar through it is an integer-index write.
+    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC301", 11), ("SYNC403", 12)]
+
+
+def test_generator_states_are_host_tensors_and_autocast_is_no_tensor() -> None:
+    body = (
+        "def check_rng(config):\n"
+        "    cpu_state = torch.get_rng_state()\n"
+        "    cuda_state = torch.cuda.get_rng_state()\n"
+        "    if not torch.all(cpu_state == torch.get_rng_state()).item():\n"
+        "        print(cuda_state.sum().item())\n"
+        "    data = torch.frombuffer(bytearray(b'ab'), dtype=torch.uint8)\n"
+        "    blob = data.cpu().numpy().tobytes()\n"
+        "    ctx = torch.autocast('cuda') if config.amp else contextlib.nullcontext()\n"
+        "    with ctx and config.fp8:\n"
+        "        pass\n"
+    )
+    assert lint(HEADER + "import contextlib\n" + body) == []
+
+
+def test_a_device_variable_compared_with_the_cpu_names_an_accelerator_on_the_other_branch() -> None:
+    body = (
+        "def restore(data: bytes, device: str = 'cpu'):\n"
+        "    tensor = torch.frombuffer(bytearray(data), dtype=torch.uint8)\n"
+        "    if device != 'cpu':\n"
+        "        tensor = tensor.to(device)\n"
+        "    return tensor\n"
+    )
+    found = [(f.code, f.start.row, f.confidence) for f in lint(HEADER + body)]
+    assert found == [("SYNC202", 8, Confidence.HIGH)]

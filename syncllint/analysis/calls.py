@@ -225,7 +225,7 @@ class CallInference:
             return Value(place.place, self.dtype_of(keyword(call, "dtype")))
         if qualified in api.MODULE_STATE_WRAPPERS:
             return TENSOR
-        if qualified == "torch.from_numpy":
+        if qualified in api.HOST_TENSOR_FUNCTIONS:
             return HOST_TENSOR
         if qualified == "torch.load":
             # ``map_location="cpu"``: every tensor in what was saved lands in host memory.

@@ -60,6 +60,8 @@ class _Scope:
 
 
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+# Arithmetic whose result is never a bool tensor: torch refuses ``-`` on bools, ``/`` gives floats.
+_NUMERIC_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
 class DeviceInference(
@@ -314,7 +316,8 @@ class DeviceInference(
                 return PYTHON_SCALAR
             return self.infer(node.expression)
         if isinstance(node, cst.BinaryOperation):
-            return combine_operands([self.infer(node.left), self.infer(node.right)])
+            result = combine_operands([self.infer(node.left), self.infer(node.right)])
+            return result.with_dtype(DType.NUMBER) if result.is_tensor and _never_bool(node) else result
         if isinstance(node, cst.Comparison):
             operands = [self.infer(node.left)] + [self.infer(c.comparator) for c in node.comparisons]
             if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
@@ -405,3 +408,11 @@ def _flag_or_join(left: Value, right: Value) -> Value:
             return PYTHON_SCALAR
     return join(left, right)
 
+
+def _never_bool(node: cst.BinaryOperation) -> bool:
+    """``input_ - start`` / ``mask * 2``: the result is numbers, not a boolean mask, whatever the
+    operands' names say (``masked_input = input_.clone() - vocab_start``)."""
+    if isinstance(node.operator, _NUMERIC_OPERATORS):
+        return True
+    arithmetic = isinstance(node.operator, (cst.Add, cst.Multiply))
+    return arithmetic and any(isinstance(side, (cst.Integer, cst.Float)) for side in (node.left, node.right))

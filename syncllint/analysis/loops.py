@@ -14,7 +14,12 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
     if isinstance(iterable, cst.Call) and inference.imports.qualify(iterable.func) in ("range", "enumerate"):
         if isinstance(target, cst.Tuple) and len(target.elements) == 2:
             inference.bind(target.elements[0].value, PYTHON_SCALAR)
-            element = inference.infer(iterable.args[0].value) if iterable.args else PYTHON
+            counted = iterable.args[0].value if iterable.args and not iterable.args[0].star else None
+            if counted is not None and inference.imports.qualify(iterable.func) == "enumerate":
+                # ``for i, (v, k) in enumerate(zip(values, keys))``: what the inner loop would bind.
+                bind_loop_target(inference, target.elements[1].value, counted)
+                return
+            element = inference.infer(counted) if counted is not None else PYTHON
             inference.bind(target.elements[1].value, _element_of(element), rebinding=False)
             return
         inference.bind(target, PYTHON_SCALAR)

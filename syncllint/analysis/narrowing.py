@@ -195,11 +195,13 @@ def _other(place: Place | DeviceLiteral) -> Place | DeviceLiteral:
 
 
 def _device_variable(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``device.type`` / ``target_device.type`` of a device held in a variable -> the variable."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "type":
-        held = expr.value
-        if isinstance(held, cst.Name) and "device" in held.value:
-            return held
+    """``device.type`` / ``target_device.type`` / ``device`` / ``str(device)`` of a device held in a
+    variable -> the variable."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and len(expr.args) == 1:
+        expr = expr.args[0].value
+    held = expr.value if isinstance(expr, cst.Attribute) and expr.attr.value == "type" else expr
+    if isinstance(held, cst.Name) and "device" in held.value:
+        return held
     return None
 
 

@@ -82,12 +82,20 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "is_tensor is_floating_point is_complex numel is_grad_enabled is_inference_mode_enabled "
         "get_default_dtype get_default_device device dtype Size finfo iinfo manual_seed "
         "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
-        "save compile jit.script jit.trace no_grad inference_mode enable_grad "
+        "save compile jit.script jit.trace no_grad inference_mode enable_grad set_grad_enabled "
+        "autocast amp.autocast cpu.amp.autocast profiler.profile profiler.record_function "
+        "autograd.profiler.profile autograd.profiler.record_function autograd.detect_anomaly "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
         "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties "
         "broadcast_shapes result_type promote_types can_cast typename "
         "nn.init.calculate_gain nn.init._calculate_fan_in_and_fan_out nn.init._calculate_correct_fan"
     ).split()
+)
+
+# Torch functions whose result is a tensor in host memory, wherever the module's tensors live: the
+# CPU and CUDA generators' states are CPU ByteTensors.
+HOST_TENSOR_FUNCTIONS = frozenset(
+    "torch." + n for n in "from_numpy frombuffer get_rng_state random.get_rng_state cuda.get_rng_state".split()
 )
 
 # Host-side Python builtins and their results.

@@ -21,6 +21,7 @@ class DType(enum.Enum):
     BOOL = "bool"
     INT = "int"
     FLOAT = "float"
+    NUMBER = "number"  # integer or floating, never bool: ``ids - start`` (bool tensors refuse ``-``)
     UNKNOWN = "unknown"
 
 

@@ -138,7 +138,7 @@ class IndexTensorWrite(Rule):
         index = ctx.inference.infer(index_expr)
         if not index.is_tensor or target.place in (Place.HOST_TENSOR, Place.NUMPY, Place.PYTHON):
             return
-        if index.dtype is DType.INT:
+        if index.dtype in (DType.INT, DType.NUMBER):  # an index that is no mask holds integers
             high = Place.DEVICE in (target.place, index.place) and target.is_tensor
             confidence = Confidence.HIGH if high else Confidence.MEDIUM
         elif index.dtype is DType.UNKNOWN and not _looks_like_mask_name(index_expr):

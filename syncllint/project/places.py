@@ -230,6 +230,8 @@ class PlaceReader:
         device = _keyword(call, "device")
         if qualified in _HOST_LOADERS:
             return device is None or _string(device) == "cpu"
+        if qualified in api.HOST_TENSOR_FUNCTIONS:
+            return True  # ``torch.from_numpy(a)``, ``torch.frombuffer(b)``, a generator's state
         if qualified in api.TORCH_FACTORIES and device is not None and self._names_the_cpu(device, locals_):
             return True  # ``torch.arange(n, device=torch.device("cpu"))``
         if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
