@@ -53,6 +53,8 @@ CORPORA = (
     Corpus("trl", "1.16.0"),
     # Added for uniform31: NVIDIA's Megatron-Core (tensor/pipeline-parallel training, MoE routing), never tuned on.
     Corpus("megatron_core", "0.16.1"),
+    # Added for uniform32: FlashInfer's Python package (attention/MoE/GEMM kernel wrappers and their host-side planning), never tuned on.
+    Corpus("flashinfer_python", "0.7.4", file_sample=400),
 )
 
 
