@@ -48,7 +48,7 @@ _COMPREHENSION_KINDS = _kinds(cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.D
 _SUITE_KINDS = _kinds(cst.BaseSuite)
 _ENTER_KINDS = _kinds(
     cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.Lambda,
-    cst.ClassDef, cst.With, cst.For, cst.While, cst.Annotation, cst.BooleanOperation,
+    cst.ClassDef, cst.With, cst.For, cst.While, cst.Annotation, cst.BooleanOperation, cst.IfExp,
 ) | _STATEMENT_KINDS | _COMPREHENSION_KINDS | _SUITE_KINDS
 _LEAVE_KINDS = _kinds(
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Expr, cst.Call,
@@ -155,6 +155,8 @@ class BatchedWalker(cst.CSTVisitor):
 
     # -- traversal --------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._blocks.arms and id(node) in self._blocks.arms:
+            self._blocks.enter_arm(node)
         if type(node) in _ENTER_KINDS:
             self._enter(node)
         for visit in self._dispatch.get(type(node).__name__, ()):
@@ -207,10 +209,14 @@ class BatchedWalker(cst.CSTVisitor):
             self._blocks.enter_try(node)
         elif isinstance(node, cst.BooleanOperation):
             self._blocks.enter_and(node)
+        elif isinstance(node, cst.IfExp):
+            self._blocks.enter_conditional(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if type(original_node) in _LEAVE_KINDS:
             self._leave(original_node)
+        if self._blocks.arms and id(original_node) in self._blocks.arms:
+            self._blocks.leave_arm(original_node)
 
     def _leave(self, node: cst.CSTNode) -> None:
         if type(node) is cst.Annotation:

@@ -640,3 +640,31 @@ def test_a_device_variable_compared_with_the_cpu_names_an_accelerator_on_the_oth
     )
     found = [(f.code, f.start.row, f.confidence) for f in lint(HEADER + body)]
     assert found == [("SYNC202", 8, Confidence.HIGH)]
+
+
+def test_device_checks_narrow_the_arms_of_a_conditional_expression() -> None:
+    body = (
+        "def stage(parts, device):\n"
+        "    table = torch.tensor([x for part in parts for x in part], dtype=torch.int32)\n"
+        "    device = torch.device(device)\n"
+        "    on_cuda = table.pin_memory().to(device, non_blocking=True) if device.type == 'cuda' else table.to(device)\n"
+        "    blocking = table.to(device) if device.type == 'cuda' else table\n"
+        "    return on_cuda, blocking\n"
+    )
+    # Only the move on the CUDA arm copies; the ``else`` arm's device is the CPU.
+    assert [(f.code, f.start.row, f.confidence) for f in lint(HEADER + body)] == [("SYNC202", 9, Confidence.HIGH)]
+
+
+def test_dtype_aliases_unpacked_keyword_dicts_and_host_checks_are_no_device_evidence() -> None:
+    body = (
+        "F32, F64 = torch.float32, torch.float64\n"
+        "def norm(ss, ids, device):\n"
+        "    eps = torch.tensor(1e-6, dtype=F32).to(F64)\n"
+        "    like = dict(dtype=torch.int64, device=device)\n"
+        "    none = torch.full((), 0, **like)\n"
+        "    picked = torch.where(ids != 0, ids, none)\n"
+        "    if torch._C._overlaps(ss, ids):\n"
+        "        ss = ss.clone()\n"
+        "    return (ss.to(F64) + eps).to(F32), picked\n"
+    )
+    assert lint(HEADER + body) == []

@@ -758,3 +758,40 @@ def test_a_tuple_helper_says_nothing_of_a_spelling_that_two_definitions_answer_d
     """
     # The module's own definition shadows the import: its element says nothing of the place.
     assert findings(tmp_path, package(dp_utils=DP_UTILS, runner=runner), "pkg/runner.py") == [("SYNC101", 10)]
+
+
+SCHEDULER = """
+import numpy as np
+import torch
+
+class Scheduler:
+    def set_timesteps(self, n, device=None):
+        sigmas = np.array([1.0, 2.0])
+        if self.kind == "linear":
+            sigmas = np.interp(np.arange(n), np.arange(2), sigmas)
+        elif self.kind == "log":
+            sigmas = torch.linspace(0, 1, n).exp().numpy()
+        if self.karras:
+            sigmas = self._convert_to_karras(in_sigmas=sigmas, n=n)
+        sigmas = torch.from_numpy(sigmas).to(device=device)
+        self.sigmas = sigmas
+
+    def _convert_to_karras(self, in_sigmas: torch.Tensor, n: int) -> torch.Tensor:
+        sigma_min = in_sigmas[-1].item()
+        return np.linspace(sigma_min, 1.0, n)
+"""
+
+
+def test_a_call_sees_what_a_name_holds_on_every_path_above_it(tmp_path: Path) -> None:
+    # ``sigmas`` is numpy wherever ``_convert_to_karras`` runs; the move to the device comes after.
+    assert [f for f in findings(tmp_path, package(schedulers=SCHEDULER), "pkg/schedulers.py") if f[0] == "SYNC101"] == []
+    # In a loop, an assignment below the call reaches it on the next turn.
+    looped = SCHEDULER.replace(
+        "        if self.karras:\n            sigmas = self._convert_to_karras(in_sigmas=sigmas, n=n)\n"
+        "        sigmas = torch.from_numpy(sigmas).to(device=device)\n",
+        "        for _ in range(2):\n            sigmas = self._convert_to_karras(in_sigmas=sigmas, n=n)\n"
+        "            sigmas = torch.from_numpy(sigmas).to(device=device)\n",
+    )
+    assert [f for f in findings(tmp_path, package(schedulers=looped), "pkg/schedulers.py") if f[0] == "SYNC101"] == [
+        ("SYNC101", 18)
+    ]

@@ -39,13 +39,17 @@ class AccessInference:
 
         def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None: ...
 
+        def dtype_of(self, node: cst.BaseExpression | None) -> DType: ...
+
         def _suffix_value(self, name: str, attribute: bool = False, conventions_only: bool = False) -> Value | None: ...
 
     def _infer_attribute(self, node: cst.Attribute) -> Value:
         qualified = self.imports.qualify(node)
         if qualified is not None and qualified.startswith("torch."):
-            # ``torch.version.cuda``, ``torch.float16``, ``torch.cuda``: strings, dtypes and modules.
-            return PYTHON
+            # ``torch.version.cuda``, ``torch.float16``, ``torch.cuda``: strings, dtypes and modules;
+            # a dtype says which (``F64 = torch.float64`` names a dtype wherever it is used).
+            dtype = self.dtype_of(node)
+            return PYTHON if dtype is DType.UNKNOWN else PYTHON.with_dtype(dtype)
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)

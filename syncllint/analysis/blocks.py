@@ -21,6 +21,8 @@ class BlockFacts:
         self._narrowing = Narrowing(inference)
         self._arms = MovingArms(inference)
         self._regions = HostRegions()
+        # Arms of conditional expressions whose test is a device check: facts hold inside them.
+        self.arms: set[int] = set()
 
     def enter_if(self, node: cst.If) -> None:
         self._arms.enter_if(node)  # first: an ``elif`` test reads the values from before its ``if``
@@ -56,6 +58,16 @@ class BlockFacts:
 
     def assert_(self, node: cst.Assert) -> None:
         self._narrowing.assert_(node)
+
+    def enter_conditional(self, node: cst.IfExp) -> None:
+        self.arms.update(id(arm) for arm in self._narrowing.enter_conditional(node))
+
+    def enter_arm(self, arm: cst.CSTNode) -> None:
+        self._narrowing.enter_arm(arm)
+
+    def leave_arm(self, arm: cst.CSTNode) -> None:
+        self.arms.discard(id(arm))
+        self._narrowing.leave_arm(arm)
 
     def enter_and(self, node: cst.BooleanOperation) -> None:
         self._narrowing.enter_and(node)

@@ -203,7 +203,9 @@ class CallInference:
         if qualified.startswith("numpy."):
             return NUMPY
         if qualified in api.TORCH_FACTORIES:
-            place = self._place_for_device(keyword(call, "device"), HOST_TENSOR)
+            # ``torch.full((), 0, **like)``: the keywords it is given may name any device.
+            unpacked = any(arg.star == "**" for arg in call.args)
+            place = self._place_for_device(keyword(call, "device"), TENSOR if unpacked else HOST_TENSOR)
             if qualified in api.HOST_DATA_CONSTRUCTORS and keyword(call, "device") is None:
                 data = self.infer(positional(call, 0) or cst.Name("None"))
                 if data.is_tensor:

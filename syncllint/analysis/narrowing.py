@@ -77,6 +77,25 @@ class Narrowing:
     def leave_suite(self, suite: cst.BaseSuite) -> None:
         self._restore(self._saved.pop(id(suite), []))
 
+    def enter_conditional(self, node: cst.IfExp) -> list[cst.BaseExpression]:
+        """``a if device.type == "cuda" else b``: the test's facts hold in each arm. Returns the arms
+        that have facts, for ``enter_arm`` / ``leave_arm``."""
+        when_true, when_false = self.facts(node.test)
+        arms: list[cst.BaseExpression] = []
+        for arm, facts in ((node.body, when_true), (node.orelse, when_false)):
+            if facts:
+                self._pending[id(arm)] = facts
+                arms.append(arm)
+        return arms
+
+    def enter_arm(self, arm: cst.CSTNode) -> None:
+        facts = self._pending.pop(id(arm), None)
+        if facts:
+            self._saved[id(arm)] = self._apply(facts)
+
+    def leave_arm(self, arm: cst.CSTNode) -> None:
+        self._restore(self._saved.pop(id(arm), []))
+
     def enter_and(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.And):
             self._saved[id(node)] = self._apply(self.facts(node.left)[0])

@@ -87,7 +87,7 @@ TORCH_HOST_FUNCTIONS = frozenset(
         "autograd.profiler.profile autograd.profiler.record_function autograd.detect_anomaly "
         "cuda.get_device_capability cuda.memory_allocated cuda.max_memory_allocated "
         "cuda.memory_reserved cuda.mem_get_info cuda.get_device_properties "
-        "broadcast_shapes result_type promote_types can_cast typename "
+        "broadcast_shapes result_type promote_types can_cast typename _C._overlaps "
         "nn.init.calculate_gain nn.init._calculate_fan_in_and_fan_out nn.init._calculate_correct_fan"
     ).split()
 )

@@ -43,14 +43,34 @@ class FunctionBindings:
     bound: frozenset[str]  # every name it binds, any way (``for a in``, ``a += 1``, ``with ... as a``)
     # Names bound only by such assignments, more than once: every value, in no particular order.
     repeated: dict[str, tuple[ast.expr, ...]] = field(default_factory=dict)
+    # The rows of its ``for`` / ``while`` loops: an assignment below a call in the same loop reaches it.
+    loops: tuple[tuple[int, int], ...] = ()
+
+    def reaching(self, name: str, call: ast.Call) -> list[ast.expr]:
+        """The values of a name assigned several times that may hold when ``call`` runs: those above
+        it, and those anywhere in a loop around it (not ``x = f(x)``'s own result)."""
+        row = call.lineno
+        around = [(first, last) for first, last in self.loops if first <= row <= last]
+        found: list[ast.expr] = []
+        for value in self.repeated.get(name, ()):
+            # ``rows = load(x)[0]`` stands for an unpacking: the row of the call it reads.
+            line = getattr(value, "lineno", None) or getattr(getattr(value, "value", None), "lineno", None)
+            if any(node is call for node in ast.walk(value)):
+                continue
+            if line is None or line < row or any(first <= line <= last for first, last in around):
+                found.append(value)
+        return found
 
 
 def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     assigned: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
+    loops: list[tuple[int, int]] = []
     pending = list(body)
     while pending:
         statement = pending.pop()
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            loops.append((statement.lineno, statement.end_lineno or statement.lineno))
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             assigned.setdefault(statement.targets[0].id, []).append(statement.value)
             continue
@@ -75,6 +95,7 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         once={name: values[0] for name, values in simple.items() if len(values) == 1},
         bound=frozenset(assigned) | others,
         repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
+        loops=tuple(loops),
     )
 
 

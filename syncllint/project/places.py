@@ -236,6 +236,8 @@ class PlaceReader:
             return True  # ``torch.arange(n, device=torch.device("cpu"))``
         if not self.factories_on_host or qualified not in api.TORCH_FACTORIES or device is not None:
             return False
+        if any(k.arg is None for k in call.keywords):
+            return False  # ``torch.full((), 0, **like)``: the keywords it is given may name any device
         if qualified in api.HOST_DATA_CONSTRUCTORS:  # ``torch.as_tensor(t)`` keeps t's device: Python data and numpy only
             data = call.args[0] if call.args else None
             if isinstance(data, ast.Name) and data.id in locals_:

@@ -14,7 +14,14 @@ from collections.abc import Iterable
 
 from syncllint.analysis import torch_api as api
 from syncllint.project.bindings import FunctionBindings
-from syncllint.project.places import JOINS, NEW_ON_RECEIVER, PlaceReader, bound_argument
+from syncllint.project.places import (
+    DEVICE,
+    HOST,
+    JOINS,
+    NEW_ON_RECEIVER,
+    PlaceReader,
+    bound_argument,
+)
 from syncllint.project.records import FunctionSummary
 
 _DEPTH = 6  # names and calls followed back from a return: a short chain is all helpers have
@@ -88,17 +95,35 @@ def agreed_locals(
     for name, values in bindings.repeated.items():
         if name in parameters:
             continue
-        shown = [
-            value for value in values
-            if not (isinstance(value, ast.Constant) and value.value is None)  # a reset says nothing
-            and followed_parameter(value, {}, frozenset((name,)), places) != name  # ``x = x.float()`` keeps it
-        ]
-        signatures = {
-            (places.place_of(v, locals_), places.shows_host(v, locals_), places.shows_device(v, locals_)) for v in shown
-        }
-        if len(signatures) == 1 and signatures != {(None, False, False)}:
-            locals_[name] = shown[0]
+        agreed = agreed_value(name, values, locals_, places)
+        if agreed is not None:
+            locals_[name] = agreed
     return locals_
+
+
+def agreed_value(name: str, values: Iterable[ast.expr], locals_: dict[str, ast.expr], places: PlaceReader) -> ast.expr | None:
+    """One of the values a name is assigned that stands for all of them, when they all show the same
+    place; ``None`` resets and ``x = x.float()`` keep what the name held and say nothing."""
+    shown = [
+        value for value in values
+        if not (isinstance(value, ast.Constant) and value.value is None)  # a reset says nothing
+        and followed_parameter(value, {}, frozenset((name,)), places) != name  # ``x = x.float()`` keeps it
+    ]
+    kinds = {_shown_place(value, locals_, places) for value in shown}
+    if len(kinds) != 1 or kinds == {None}:
+        return None
+    # The value whose own place reads clearest stands for them (``x.numpy()`` before ``np.interp(...)``).
+    return max(shown, key=lambda value: places.place_of(value, locals_) is not None)
+
+
+def _shown_place(value: ast.expr, locals_: dict[str, ast.expr], places: PlaceReader) -> str | None:
+    place = places.place_of(value, locals_)
+    host, device = places.shows_host(value, locals_), places.shows_device(value, locals_)
+    if host and device or place == HOST and device or place == DEVICE and host:
+        return None  # the rules disagree: nothing shown
+    if place == HOST or host:
+        return HOST
+    return DEVICE if place == DEVICE or device else None
 
 
 def followed_parameter(

@@ -40,6 +40,7 @@ from syncllint.project.records import (
 )
 from syncllint.project.results import (
     agreed_locals,
+    agreed_value,
     followed_parameter,
     function_summary,
 )
@@ -277,6 +278,7 @@ class _Reader:
         before_star = call.args[: next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))]
         forwarded: list[tuple[str, str]] = []
         if caller is not None:
+            locals_ = self._reaching_locals(caller[1], call, locals_)
             kept = unassigned_parameters(caller[1], self.bindings_of(caller[1]).bound)
             slots = [(str(i), a) for i, a in enumerate(before_star)]
             slots += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
@@ -294,6 +296,26 @@ class _Reader:
                 caller[0] if forwarded and caller is not None else "",
             )
         )
+
+    def _reaching_locals(
+        self, caller: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, locals_: dict[str, ast.expr]
+    ) -> dict[str, ast.expr]:
+        """The caller's locals, with the names it assigns several times that hold host data wherever
+        the call runs: ``sigmas = np.interp(...)`` on every path above ``self._to_karras(sigmas)``,
+        though ``sigmas = torch.from_numpy(sigmas).to(device)`` comes after."""
+        bindings = self.bindings_of(caller)
+        arguments = caller.args
+        parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        names = _argument_names(call) - locals_.keys() - parameters
+        # Host data only: a device on every path above is no surer a device than the names say.
+        agreed = {
+            name: value
+            for name in names & bindings.repeated.keys()
+            if (value := agreed_value(name, bindings.reaching(name, call), locals_, self.places)) is not None
+            and self.places.shows_host(value, locals_)
+        }
+        return {**locals_, **agreed} if agreed else locals_
+
 
 _PASSING = (ast.Call, ast.Assign, ast.AnnAssign, ast.Return, ast.List, ast.Tuple, ast.Set, ast.Dict)
 
