@@ -55,6 +55,8 @@ CORPORA = (
     Corpus("megatron_core", "0.16.1"),
     # Added for uniform32: FlashInfer's Python package (attention/MoE/GEMM kernel wrappers and their host-side planning), never tuned on.
     Corpus("flashinfer_python", "0.7.4", file_sample=400),
+    # Added for uniform33: PyTorch's torchtune (fine-tuning recipes, models, generation), never tuned on; drawn late in session 11.
+    Corpus("torchtune", "0.6.1"),
 )
 
 
