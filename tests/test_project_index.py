@@ -795,3 +795,28 @@ def test_a_call_sees_what_a_name_holds_on_every_path_above_it(tmp_path: Path) ->
     assert [f for f in findings(tmp_path, package(schedulers=looped), "pkg/schedulers.py") if f[0] == "SYNC101"] == [
         ("SYNC101", 18)
     ]
+
+
+def test_an_attribute_the_caller_fills_with_host_data_is_host_data_in_another_module(tmp_path: Path) -> None:
+    fit = """
+    import torch
+
+    def best_fit(image, possible: torch.Tensor):
+        scales = possible.float() / 2
+        return possible[scales > 1].tolist()
+    """
+    transform = """
+    import torch
+    from pkg.fit import best_fit
+
+    class Transform:
+        def __init__(self):
+            self.possible = torch.tensor([[1, 2], [3, 4]])
+
+        def __call__(self, image):
+            return best_fit(image, self.possible)
+    """
+    assert confident_findings(tmp_path, package(fit=fit, transform=transform), "pkg/fit.py") == []
+    moved = transform.replace("torch.tensor([[1, 2], [3, 4]])", "torch.tensor([[1, 2], [3, 4]]).cuda()")
+    found = confident_findings(tmp_path, package(fit=fit, transform=moved), "pkg/fit.py")
+    assert sorted(code for code, _, _ in found) == ["SYNC102", "SYNC301"]

@@ -9,7 +9,7 @@ still knows its own helpers.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from syncllint.analysis.conventions import checkpoint_parameters
@@ -140,7 +140,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     local_calls: dict[str, list[CallSummary]] = {}
     host_attributes = {"self." + name for name, place in own.attributes if place == HOST}
     for call in own.calls:
-        call = _with_host_attributes(call, host_attributes)
+        call = call.with_host_attributes(host_attributes)
         key = call.target if call.target.startswith("self.") else call.target.removeprefix(own.module + ".")
         if "." not in key or key.startswith(("self.", ".")):
             local_calls.setdefault(key, []).append(call)
@@ -222,27 +222,12 @@ def _filled_through_chains(candidates: dict[str, tuple[FunctionSummary, list[Cal
 _AS_ARGUMENT = {HOST: HOST_DATA, DEVICE: DEVICE_DATA}
 
 
-def _with_host_attributes(call: CallSummary, host_attributes: set[str]) -> CallSummary:
-    """The call with each ``self.<name>`` argument the module's classes fill with host data (and
-    nothing else) shown as host data: ``self.sort_chunks(x, self.sorted_idxs)``."""
-    return _with_kinds(call, {slot: HOST_DATA for slot, name in call.forwarded if name in host_attributes})
-
-
 def _with_forwarded(call: CallSummary, filled: dict[str, dict[str, str]]) -> CallSummary:
     """The call with each argument that passes on its caller's parameter replaced by what the
     caller's callers fill that parameter with, where they agree."""
     known = filled.get(call.caller, {})
     kinds = {slot: kind for slot, parameter in call.forwarded if (kind := _AS_ARGUMENT.get(known.get(parameter, ""))) is not None}
-    return _with_kinds(call, kinds)
-
-
-def _with_kinds(call: CallSummary, kinds: dict[str, int]) -> CallSummary:
-    """The call with the arguments in ``kinds`` (position as digits, or keyword) shown as given there."""
-    if not kinds:
-        return call
-    positional = tuple(kinds.get(str(i), kind) for i, kind in enumerate(call.positional))
-    keywords = tuple((k, kinds.get(k, kind)) for k, kind in call.keywords)
-    return replace(call, positional=positional, keywords=keywords)
+    return call.with_kinds(kinds)
 
 
 def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, str]:

@@ -11,13 +11,16 @@ import ast
 from collections.abc import Callable
 
 from syncllint.analysis import torch_api as api
-from syncllint.project.records import FunctionSummary
 
-HOST = "host"
-DEVICE = "device"
-UNKNOWN_PLACE = "?"
-# What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
-NOT_HOST, HOST_DATA, NO_VALUE, DEVICE_DATA = 0, 1, 2, 3
+# The place names, defined beside the summaries that carry them and re-exported here.
+from syncllint.project.records import DEVICE as DEVICE
+from syncllint.project.records import DEVICE_DATA as DEVICE_DATA
+from syncllint.project.records import HOST as HOST
+from syncllint.project.records import HOST_DATA as HOST_DATA
+from syncllint.project.records import NO_VALUE as NO_VALUE
+from syncllint.project.records import NOT_HOST as NOT_HOST
+from syncllint.project.records import UNKNOWN_PLACE as UNKNOWN_PLACE
+from syncllint.project.records import FunctionSummary
 
 # Results in host memory: copies to the host, and sizes (``x.size(0)``, ``x.numel()``: Python ints).
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "stride", "nelement"))

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+HOST = "host"
+DEVICE = "device"
+UNKNOWN_PLACE = "?"
+# What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
+NOT_HOST, HOST_DATA, NO_VALUE, DEVICE_DATA = 0, 1, 2, 3
 NONE = "none"  # a parameter every call leaves ``None``
 STAR_IMPORT = "*"  # prefix of the alias key that records ``from pkg.mod import *``
 # A parameter defaulting to ``None`` that some call gives a value of unknown place (``device=x.device``).
@@ -48,6 +53,19 @@ class CallSummary:
     forwarded: tuple[tuple[str, str], ...] = ()
     caller: str = ""
 
+    def with_kinds(self, kinds: dict[str, int]) -> CallSummary:
+        """The call with the arguments in ``kinds`` (position as digits, or keyword) shown as given there."""
+        if not kinds:
+            return self
+        positional = tuple(kinds.get(str(i), kind) for i, kind in enumerate(self.positional))
+        keywords = tuple((k, kinds.get(k, kind)) for k, kind in self.keywords)
+        return replace(self, positional=positional, keywords=keywords)
+
+    def with_host_attributes(self, host_attributes: frozenset[str] | set[str]) -> CallSummary:
+        """The call with each ``self.<name>`` argument the module's classes fill with host data (and
+        nothing else) shown as host data: ``self.sort_chunks(x, self.sorted_idxs)``."""
+        return self.with_kinds({slot: HOST_DATA for slot, name in self.forwarded if name in host_attributes})
+
 
 @dataclass(frozen=True)
 class FileSummary:
@@ -72,6 +90,7 @@ class FileSummary:
         functions by name and where results live. Its own calls and its functions' parameters
         matter only to the module (the engine gets them while the module is fresh, ``ModuleFacts``)."""
         own = self.module + "."
+        host_attributes = frozenset("self." + name for name, place in self.attributes if place == HOST)
         return replace(
             self,
             # Every method travels, its name and parameters at least: calls by name count for names
@@ -83,8 +102,10 @@ class FileSummary:
             ),
             # ``self.fn(...)`` may reach a base class's method in another module, which reads it by name.
             # What a call forwards names the caller's parameters: it means something in this module only.
+            # An argument that passes on ``self.<name>``, which the module fills with host data only,
+            # is host data for the callee in another module too (``possible_resolutions=self.resolutions``).
             calls=tuple(
-                replace(call, forwarded=(), caller="")
+                replace(call.with_host_attributes(host_attributes), forwarded=(), caller="")
                 for call in self.calls
                 if not call.target.startswith((own, "self.__", "self.forward"))
             ),
