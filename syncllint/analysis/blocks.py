@@ -63,11 +63,11 @@ class BlockFacts:
         self.arms.update(id(arm) for arm in self._narrowing.enter_conditional(node))
 
     def enter_arm(self, arm: cst.CSTNode) -> None:
-        self._narrowing.enter_arm(arm)
+        self._narrowing.enter_suite(arm)  # an arm holds its test's facts as a block does
 
     def leave_arm(self, arm: cst.CSTNode) -> None:
         self.arms.discard(id(arm))
-        self._narrowing.leave_arm(arm)
+        self._narrowing.leave_suite(arm)
 
     def enter_and(self, node: cst.BooleanOperation) -> None:
         self._narrowing.enter_and(node)

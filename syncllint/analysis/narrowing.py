@@ -69,17 +69,17 @@ class Narrowing:
             return _on_the_host(after)
         return False
 
-    def enter_suite(self, suite: cst.BaseSuite) -> None:
+    def enter_suite(self, suite: cst.CSTNode) -> None:
         facts = self._pending.pop(id(suite), None)
         if facts:
             self._saved[id(suite)] = self._apply(facts)
 
-    def leave_suite(self, suite: cst.BaseSuite) -> None:
+    def leave_suite(self, suite: cst.CSTNode) -> None:
         self._restore(self._saved.pop(id(suite), []))
 
     def enter_conditional(self, node: cst.IfExp) -> list[cst.BaseExpression]:
         """``a if device.type == "cuda" else b``: the test's facts hold in each arm. Returns the arms
-        that have facts, for ``enter_arm`` / ``leave_arm``."""
+        that have facts, entered and left as blocks are (``enter_suite`` / ``leave_suite``)."""
         when_true, when_false = self.facts(node.test)
         arms: list[cst.BaseExpression] = []
         for arm, facts in ((node.body, when_true), (node.orelse, when_false)):
@@ -87,14 +87,6 @@ class Narrowing:
                 self._pending[id(arm)] = facts
                 arms.append(arm)
         return arms
-
-    def enter_arm(self, arm: cst.CSTNode) -> None:
-        facts = self._pending.pop(id(arm), None)
-        if facts:
-            self._saved[id(arm)] = self._apply(facts)
-
-    def leave_arm(self, arm: cst.CSTNode) -> None:
-        self._restore(self._saved.pop(id(arm), []))
 
     def enter_and(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.And):
