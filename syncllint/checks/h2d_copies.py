@@ -49,12 +49,12 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
 
 
 def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """``torch.float32``, a name bound to one, or ``torch.float32 if device.type == "mps" else torch.float64``."""
-    if isinstance(target, cst.IfExp):
-        return _names_a_dtype(target.body, ctx) and _names_a_dtype(target.orelse, ctx)
+    """``torch.float32``, a name bound to one (``F32, F64 = torch.float32, torch.float64``), or
+    ``torch.float32 if device.type == "mps" else torch.float64``: the inference carries a dtype
+    object's kind as the dtype of a Python value."""
     if ctx.inference.dtype_of(target) is not DType.UNKNOWN:
         return True
-    held = ctx.inference.infer(target)  # ``F64`` bound to ``torch.float64`` (``F32, F64 = ...``)
+    held = ctx.inference.infer(target)
     return held.place is Place.PYTHON and held.dtype is not DType.UNKNOWN
 
 

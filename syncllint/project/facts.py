@@ -138,9 +138,7 @@ def combine(own: FileSummary, linked: LinkedFacts) -> ModuleFacts:
     returns = {key: place for key, place in found.items() if place is not None}
 
     local_calls: dict[str, list[CallSummary]] = {}
-    host_attributes = {"self." + name for name, place in own.attributes if place == HOST}
     for call in own.calls:
-        call = call.with_host_attributes(host_attributes)
         key = call.target if call.target.startswith("self.") else call.target.removeprefix(own.module + ".")
         if "." not in key or key.startswith(("self.", ".")):
             local_calls.setdefault(key, []).append(call)

@@ -107,10 +107,7 @@ class ProjectIndex:
         for module, summary in self.modules.items():
             # Tests call a model's internals with toy host data: what production code passes counts.
             production = not is_test_module(module.replace(".", "/") + ".py")
-            # ``fit(image, self.resolutions)`` of an attribute the module fills with host data only
-            # (as the stored, exported summaries already show it).
-            shown_host = frozenset("self." + name for name, place in summary.attributes if place == HOST)
-            for call in (call.with_host_attributes(shown_host) for call in summary.calls):
+            for call in summary.calls:
                 # ``x.fn(...)`` and ``self.fn(...)`` (a base class's method, maybe in another module).
                 name = call.target[1:] if call.target.startswith(BY_NAME) else call.target[5:] if call.target.startswith("self.") else ""
                 if name and not name.startswith("__") and name != "forward" and production:

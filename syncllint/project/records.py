@@ -90,7 +90,6 @@ class FileSummary:
         functions by name and where results live. Its own calls and its functions' parameters
         matter only to the module (the engine gets them while the module is fresh, ``ModuleFacts``)."""
         own = self.module + "."
-        host_attributes = frozenset("self." + name for name, place in self.attributes if place == HOST)
         return replace(
             self,
             # Every method travels, its name and parameters at least: calls by name count for names
@@ -102,10 +101,8 @@ class FileSummary:
             ),
             # ``self.fn(...)`` may reach a base class's method in another module, which reads it by name.
             # What a call forwards names the caller's parameters: it means something in this module only.
-            # An argument that passes on ``self.<name>``, which the module fills with host data only,
-            # is host data for the callee in another module too (``possible_resolutions=self.resolutions``).
             calls=tuple(
-                replace(call.with_host_attributes(host_attributes), forwarded=(), caller="")
+                replace(call, forwarded=(), caller="")
                 for call in self.calls
                 if not call.target.startswith((own, "self.__", "self.forward"))
             ),

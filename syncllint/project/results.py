@@ -101,23 +101,25 @@ def agreed_locals(
     return locals_
 
 
-def agreed_value(name: str, values: Iterable[ast.expr], locals_: dict[str, ast.expr], places: PlaceReader) -> ast.expr | None:
+def agreed_value(
+    name: str, values: Iterable[ast.expr], locals_: dict[str, ast.expr], places: PlaceReader, only: str | None = None
+) -> ast.expr | None:
     """One of the values a name is assigned that stands for all of them, when they all show the same
-    place; ``None`` resets and ``x = x.float()`` keep what the name held and say nothing."""
-    shown = [
-        value for value in values
+    place (``only``: that place); ``None`` resets and ``x = x.float()`` keep what the name held and
+    say nothing."""
+    read = [
+        (value, places.place_of(value, locals_)) for value in values
         if not (isinstance(value, ast.Constant) and value.value is None)  # a reset says nothing
         and followed_parameter(value, {}, frozenset((name,)), places) != name  # ``x = x.float()`` keeps it
     ]
-    kinds = {_shown_place(value, locals_, places) for value in shown}
-    if len(kinds) != 1 or kinds == {None}:
+    kinds = {_shown_place(value, place, locals_, places) for value, place in read}
+    if len(kinds) != 1 or kinds == {None} or only is not None and kinds != {only}:
         return None
     # The value whose own place reads clearest stands for them (``x.numpy()`` before ``np.interp(...)``).
-    return max(shown, key=lambda value: places.place_of(value, locals_) is not None)
+    return max(read, key=lambda pair: pair[1] is not None)[0]
 
 
-def _shown_place(value: ast.expr, locals_: dict[str, ast.expr], places: PlaceReader) -> str | None:
-    place = places.place_of(value, locals_)
+def _shown_place(value: ast.expr, place: str | None, locals_: dict[str, ast.expr], places: PlaceReader) -> str | None:
     host, device = places.shows_host(value, locals_), places.shows_device(value, locals_)
     if host and device or place == HOST and device or place == DEVICE and host:
         return None  # the rules disagree: nothing shown

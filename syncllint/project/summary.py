@@ -32,6 +32,7 @@ from syncllint.project.places import (
     PlaceReader,
 )
 from syncllint.project.records import (
+    HOST,
     STAR_IMPORT,
     CallSummary,
     FileSummary,
@@ -58,12 +59,15 @@ def summarize(source: str | bytes, module: str, is_package: bool, options: Summa
     # Only a module that names an allowed context can have a region; the rest call outside one.
     reader.allowed_contexts = tuple(name for name in options.allowed_contexts if name.rsplit(".", 1)[-1] in text)
     reader.read(tree)
+    # ``fit(image, self.resolutions)`` of an attribute the module fills with host data only: host
+    # data for the callee, in this module or another (once here, for every reader of the summary).
+    shown_host = frozenset("self." + name for name, place in reader.attributes.items() if place == HOST)
     return FileSummary(
         module,
         tuple(sorted(reader.aliases.items())),
         tuple(reader.functions.items()),
         tuple(reader.bases.items()),
-        tuple(reader.calls),
+        tuple(call.with_host_attributes(shown_host) for call in reader.calls),
         frozenset(reader.escaped),
         tuple(sorted(reader.attributes.items())),
         tuple(sorted(reader.nested)),
@@ -311,8 +315,7 @@ class _Reader:
         agreed = {
             name: value
             for name in names & bindings.repeated.keys()
-            if (value := agreed_value(name, bindings.reaching(name, call), locals_, self.places)) is not None
-            and self.places.shows_host(value, locals_)
+            if (value := agreed_value(name, bindings.reaching(name, call), locals_, self.places, only=HOST)) is not None
         }
         return {**locals_, **agreed} if agreed else locals_
 
