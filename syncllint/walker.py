@@ -155,10 +155,12 @@ class BatchedWalker(cst.CSTVisitor):
 
     # -- traversal --------------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._blocks.arms and id(node) in self._blocks.arms:
-            self._blocks.enter_arm(node)
         if type(node) in _ENTER_KINDS:
             self._enter(node)
+        # After ``_enter``: an ``elif``'s facts (its ``if`` failed) hold over the values its
+        # ``enter_if`` starts from; left in the reverse order.
+        if self._blocks.arms and id(node) in self._blocks.arms:
+            self._blocks.enter_arm(node)
         for visit in self._dispatch.get(type(node).__name__, ()):
             visit(node, self)
         return True
@@ -213,10 +215,10 @@ class BatchedWalker(cst.CSTVisitor):
             self._blocks.enter_conditional(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if type(original_node) in _LEAVE_KINDS:
-            self._leave(original_node)
         if self._blocks.arms and id(original_node) in self._blocks.arms:
             self._blocks.leave_arm(original_node)
+        if type(original_node) in _LEAVE_KINDS:
+            self._leave(original_node)
 
     def _leave(self, node: cst.CSTNode) -> None:
         if type(node) is cst.Annotation:

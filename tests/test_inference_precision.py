@@ -668,3 +668,56 @@ def test_dtype_aliases_unpacked_keyword_dicts_and_host_checks_are_no_device_evid
         "    return (ss.to(F64) + eps).to(F32), picked\n"
     )
     assert lint(HEADER + body) == []
+
+
+def test_a_failed_tensor_test_leaves_a_python_value_in_the_elif_and_else() -> None:
+    body = (
+        "def loss_scale(labels, n_items, device):\n"
+        "    n_items = torch.count_nonzero(labels != -100) if n_items is None else n_items\n"
+        "    if torch.is_tensor(n_items):\n"
+        "        n_items = n_items.to(device)\n"
+        "    elif n_items == 0:\n"
+        "        n_items = 1\n"
+        "    return n_items\n"
+        "def scale(x: torch.Tensor, s):\n"
+        "    if isinstance(s, torch.Tensor):\n"
+        "        pass\n"
+        "    else:\n"
+        "        assert s > 0\n"
+    )
+    assert _codes(body) == []
+
+
+def test_a_branch_that_makes_the_tensor_keeps_it_after_the_test() -> None:
+    body = (
+        "def f(y):\n"
+        "    if not isinstance(y, torch.Tensor):\n"
+        "        y = torch.zeros(3, device='cuda')\n"
+        "    return y.item()\n"
+        "def g(n):\n"
+        "    n = torch.ones(2, device='cuda').sum()\n"
+        "    if isinstance(n, torch.Tensor):\n"
+        "        pass\n"
+        "    elif n == 0:\n"
+        "        pass\n"
+        "    if n > 1:\n"
+        "        return 1\n"
+    )
+    assert _codes(body) == ["SYNC101", "SYNC502"]
+
+
+def test_a_dtype_held_or_chosen_is_a_cast_not_a_move() -> None:
+    body = (
+        "def fold(head):\n"
+        "    state = {k: v.detach().to('cpu', torch.float32) for k, v in head.state_dict().items()}\n"
+        "    for name, value in state.items():\n"
+        "        value = value.to(torch.float32 if value.dim() == 0 else torch.bfloat16).contiguous()\n"
+        "        if not torch.isfinite(value).all():\n"
+        "            raise ValueError(name)\n"
+        "def cast(x_cpu, half):\n"
+        "    dtype = torch.float16 if half else torch.float32\n"
+        "    return x_cpu.to(dtype).item()\n"
+        "def move(x_cpu, index: int):\n"
+        "    return x_cpu.to(index)\n"
+    )
+    assert _codes(body) == ["SYNC103", "SYNC202"]  # the state dict read off the model; a device index

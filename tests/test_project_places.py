@@ -75,3 +75,28 @@ def top(n):
 """
     # Factories without ``device=`` build on the host; arithmetic with numbers keeps them there.
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC304", 20)]
+
+
+def test_an_attribute_built_by_torch_tensor_of_a_parameter_is_host_data_for_its_readers() -> None:
+    source = """\
+import torch
+
+def best_fit(image, possible_resolutions):
+    scales = possible_resolutions[:, 0] / image.shape[-1]
+    options = scales[scales >= 1]
+    return tuple(possible_resolutions[scales == options.min()][0].tolist())
+
+class Transform:
+    def __init__(self, possible_resolutions: list[tuple[int, int]] | None = None, tiles: int = 4):
+        if not possible_resolutions:
+            possible_resolutions = find_supported_resolutions(tiles)
+        self.possible_resolutions = torch.tensor(possible_resolutions).reshape(-1, 2)
+
+    def __call__(self, image):
+        return best_fit(image, possible_resolutions=self.possible_resolutions)
+"""
+    # ``torch.tensor`` copies whatever it is given into host memory (the data is no tensor: that is
+    # what ``as_tensor`` is for), so the one caller passes host rows; ``as_tensor`` says nothing.
+    assert lint(source) == []
+    as_tensor = source.replace("torch.tensor(possible_resolutions)", "torch.as_tensor(possible_resolutions)")
+    assert "SYNC102" in [d.code for d in lint(as_tensor)]

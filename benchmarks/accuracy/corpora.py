@@ -57,6 +57,9 @@ CORPORA = (
     Corpus("flashinfer_python", "0.7.4", file_sample=400),
     # Added for uniform33: PyTorch's torchtune (fine-tuning recipes, models, generation), never tuned on; drawn late in session 11.
     Corpus("torchtune", "0.6.1"),
+    # Added for uniform34: Unsloth (fast fine-tuning: patched models, Triton kernels, RL trainers), never tuned on;
+    # drawn at the start of session 12 from its first commit.
+    Corpus("unsloth", "2026.10.9"),
 )
 
 

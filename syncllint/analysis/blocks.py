@@ -26,8 +26,10 @@ class BlockFacts:
 
     def enter_if(self, node: cst.If) -> None:
         self._arms.enter_if(node)  # first: an ``elif`` test reads the values from before its ``if``
-        for branch in self._narrowing.enter_if(node):
+        host_branches, elifs = self._narrowing.enter_if(node)
+        for branch in host_branches:
             self._regions.mark(branch)
+        self.arms.update(id(elif_) for elif_ in elifs)
         if runs_off_cuda(node.test):
             self._regions.mark(node.body, OFF_CUDA_REGION)
 

@@ -140,7 +140,15 @@ class CallInference:
         if node is None:
             return DType.UNKNOWN
         name = self.imports.qualify(node) or ""
-        return _DTYPE_BY_NAME.get(name.rsplit(".", 1)[-1], DType.UNKNOWN) if name.startswith("torch.") else DType.UNKNOWN
+        if name.startswith("torch."):
+            return _DTYPE_BY_NAME.get(name.rsplit(".", 1)[-1], DType.UNKNOWN)
+        if isinstance(node, (cst.IfExp, cst.Name)):
+            # ``torch.float32 if v.dim() == 0 else torch.bfloat16``, ``dtype = torch.half``: a dtype
+            # object (a Python value that carries a dtype; numbers carry none).
+            held = self.infer(node)
+            if held.place is Place.PYTHON and held.device_literal is None and not held.zero_dim:
+                return held.dtype
+        return DType.UNKNOWN
 
     def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value:
         if device is None:

@@ -26,12 +26,14 @@ _DEVICE_TESTS = frozenset(("is_cpu", *("is_" + prefix for prefix in api.ACCELERA
 # (expression, place it has): facts that hold on one side of a test.
 # A device variable's fact is the device it names (``if device.type == "cpu":``).
 Facts = tuple[tuple[cst.BaseExpression, Place | DeviceLiteral], ...]
+_TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
 
 @dataclass(frozen=True)
 class _Saved:
     key: cst.BaseExpression
     value: Value
+    narrowed: Value  # what the fact bound: a branch that rebinds the name keeps its own value
 
 
 class Narrowing:
@@ -42,14 +44,16 @@ class Narrowing:
         self._pending: dict[int, Facts] = {}  # suite id -> facts true inside it
         self._saved: dict[int, list[_Saved]] = {}
 
-    def enter_if(self, node: cst.If) -> list[cst.BaseSuite]:
-        """Records the facts of each branch; returns the branches that run only for host tensors.
+    def enter_if(self, node: cst.If) -> tuple[list[cst.BaseSuite], list[cst.If]]:
+        """Records the facts of each branch; returns the branches that run only for host tensors,
+        and the ``elif`` that holds the test's false facts (entered and left as an arm).
 
         ``if not t.is_cuda:`` is a CPU fallback: its other tensors of unknown device are host
         tensors too (sglang's ``kv_read_table`` reads its CPU test inputs there).
         """
         when_true, when_false = self.facts(node.test)
         host_branches: list[cst.BaseSuite] = []
+        elifs: list[cst.If] = []
         if when_true:
             self._pending[id(node.body)] = when_true
             if _on_the_host(when_true):
@@ -58,7 +62,11 @@ class Narrowing:
             self._pending[id(node.orelse.body)] = when_false
             if _on_the_host(when_false):
                 host_branches.append(node.orelse.body)
-        return host_branches
+        elif when_false and isinstance(node.orelse, cst.If):
+            # ``if torch.is_tensor(n): ... elif n == 0:``: the ``elif`` runs where the test was false.
+            self._pending[id(node.orelse)] = when_false
+            elifs.append(node.orelse)
+        return host_branches, elifs
 
     def leave_if(self, node: cst.If, body_leaves: bool) -> bool:
         """``if not t.is_cuda: raise``: after the ``if``, the test was false. Returns whether what
@@ -124,6 +132,8 @@ class Narrowing:
             return self._compared(test)
         if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
             return self._isinstance(test)
+        if isinstance(test, cst.Call) and len(test.args) == 1 and self._inference.imports.qualify(test.func) == "torch.is_tensor":
+            return (), ((test.args[0].value, Place.PYTHON),)
         return (), ()
 
     def _isinstance(self, test: cst.Call) -> tuple[Facts, Facts]:
@@ -132,6 +142,10 @@ class Narrowing:
             return (), ()
         subject, kinds = test.args[0].value, test.args[1].value
         names = [el.value for el in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        if any(self._inference.imports.qualify(name) in _TENSOR_TYPES for name in names):
+            # Not a tensor where the test fails (``else: n == 0`` compares a number); nothing said
+            # of where the tensor lives where it holds.
+            return (), ((subject, Place.PYTHON),)
         places = {self._kind_place(name) for name in names}
         place = places.pop() if len(places) == 1 else None
         if place is None:
@@ -175,8 +189,7 @@ class Narrowing:
             old = self._inference.infer(expr)
             if isinstance(place, DeviceLiteral):
                 if old.device_literal is not place:
-                    saved.append(_Saved(expr, old))
-                    self._inference.bind(expr, Value(Place.PYTHON, zero_dim=True, device_literal=place))
+                    saved.append(self._bind(expr, old, Value(Place.PYTHON, zero_dim=True, device_literal=place)))
                 continue
             if old.place is place:
                 continue
@@ -184,18 +197,23 @@ class Narrowing:
                 # ``isinstance(counts, list)`` of host data (a field kept on the CPU): a list of host
                 # tensors, whose items stay host data.
                 continue
-            saved.append(_Saved(expr, old))
-            self._inference.bind(expr, replace(old, place=place, pinned=False, assumed=False, layer=False))
+            saved.append(self._bind(expr, old, replace(old, place=place, pinned=False, assumed=False, layer=False)))
             # ``device = t.device`` above ``assert t.device.type == "cpu"`` names the same device.
             literal = DeviceLiteral.CPU if place is Place.HOST_TENSOR else DeviceLiteral.ACCELERATOR
             for name in self._inference.device_names_of(dotted_name(expr) or ""):
                 held = cst.Name(name)
-                saved.append(_Saved(held, self._inference.infer(held)))
-                self._inference.bind(held, Value(Place.PYTHON, zero_dim=True, device_literal=literal))
+                literal_value = Value(Place.PYTHON, zero_dim=True, device_literal=literal)
+                saved.append(self._bind(held, self._inference.infer(held), literal_value))
         return saved
+
+    def _bind(self, expr: cst.BaseExpression, old: Value, narrowed: Value) -> _Saved:
+        self._inference.bind(expr, narrowed)
+        return _Saved(expr, old, narrowed)
 
     def _restore(self, saved: list[_Saved]) -> None:
         for item in reversed(saved):
+            if self._inference.infer(item.key) != item.narrowed:
+                continue  # rebound in the branch (``if not torch.is_tensor(x): x = torch.tensor(x)``)
             self._inference.bind(item.key, item.value if item.value.place is not Place.UNKNOWN else UNKNOWN)
 
 

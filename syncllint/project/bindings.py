@@ -45,6 +45,9 @@ class FunctionBindings:
     repeated: dict[str, tuple[ast.expr, ...]] = field(default_factory=dict)
     # The rows of its ``for`` / ``while`` loops: an assignment below a call in the same loop reaches it.
     loops: tuple[tuple[int, int], ...] = ()
+    # The rows of each ``if``'s two arms (first, last of the body; first, last of the ``else`` /
+    # ``elif``): an assignment in one arm never reaches a call in the other.
+    arms: tuple[tuple[int, int, int, int], ...] = ()
 
     def reaching(self, name: str, call: ast.Call) -> list[ast.expr]:
         """The values of a name assigned several times that may hold when ``call`` runs: those above
@@ -57,6 +60,10 @@ class FunctionBindings:
             line = getattr(value, "lineno", None) or getattr(getattr(value, "value", None), "lineno", None)
             if any(node is call for node in ast.walk(value)):
                 continue
+            if line is not None and any(
+                a <= line <= b and c <= row <= d or c <= line <= d and a <= row <= b for a, b, c, d in self.arms
+            ):
+                continue  # ``if karras: s = to_karras(s)`` / ``elif beta: to_beta(s)``
             if line is None or line < row or any(first <= line <= last for first, last in around):
                 found.append(value)
         return found
@@ -66,11 +73,15 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     assigned: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
     loops: list[tuple[int, int]] = []
+    arms: list[tuple[int, int, int, int]] = []
     pending = list(body)
     while pending:
         statement = pending.pop()
         if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
             loops.append((statement.lineno, statement.end_lineno or statement.lineno))
+        if isinstance(statement, ast.If) and statement.orelse:
+            arms.append((statement.body[0].lineno, _last_row(statement.body),
+                         statement.orelse[0].lineno, _last_row(statement.orelse)))
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             assigned.setdefault(statement.targets[0].id, []).append(statement.value)
             continue
@@ -96,7 +107,12 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         bound=frozenset(assigned) | others,
         repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
         loops=tuple(loops),
+        arms=tuple(arms),
     )
+
+
+def _last_row(statements: list[ast.stmt]) -> int:
+    return statements[-1].end_lineno or statements[-1].lineno
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:

@@ -146,6 +146,9 @@ class PlaceReader:
             method = expr.func.attr
             if method in _HOST_METHODS:
                 return True
+            receiver = expr.func.value
+            if isinstance(receiver, ast.Call) and (self.qualify(receiver.func) or "").startswith("numpy."):
+                return True  # ``np.flip(sigmas).copy()``: an array's methods give arrays and numbers
             if method == "to" and self._names_the_cpu(_keyword(expr, "device") or next(iter(expr.args), None), locals_):
                 return True  # ``.to(device=work_device)`` after ``work_device = torch.device("cpu")``
             if method == "to" and expr.args:
@@ -209,6 +212,8 @@ class PlaceReader:
                 continue
             if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
                 break
+            if (self.qualify(receiver.func) or "") in api.TORCH_FACTORIES:
+                break  # ``torch.tensor(rows).reshape(-1, 2)``: a factory, not a method of ``torch``
             method = receiver.func.attr
             if method in ("cpu", "numpy", "tolist", "item"):
                 return HOST
@@ -245,9 +250,14 @@ class PlaceReader:
             data = call.args[0] if call.args else None
             if isinstance(data, ast.Name) and data.id in locals_:
                 data = locals_[data.id]  # ``ids = [lookup[n] for n in names]`` before ``torch.tensor(ids)``
-            return isinstance(data, (ast.List, ast.Tuple, ast.Constant, ast.ListComp)) or (
+            if isinstance(data, (ast.List, ast.Tuple, ast.Constant, ast.ListComp)) or (
                 isinstance(data, ast.Call) and (self.qualify(data.func) or "").startswith("numpy.")
-            )
+            ):
+                return True
+            # ``torch.tensor(possible_resolutions)`` of a parameter or a helper's result: a copy into
+            # host memory unless the data is a tensor, which ``torch.tensor`` is not meant for (it
+            # warns); ``as_tensor`` / ``asarray`` are, and keep a tensor's device.
+            return qualified == "torch.tensor" and data is not None and not self.shows_device(data, locals_)
         return True
 
     def keeps_place(self, call: ast.Call) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 
 from syncllint.analysis.conventions import factories_build_on_host
 from syncllint.project.allowed_calls import allowed_body_nodes
@@ -309,7 +310,10 @@ class _Reader:
         though ``sigmas = torch.from_numpy(sigmas).to(device)`` comes after."""
         bindings = self.bindings_of(caller)
         arguments = caller.args
-        parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        every = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        # A parameter annotated as host data (``sigmas: Optional[List[float]]``) holds host data on a
+        # path that leaves it alone too.
+        parameters = {a.arg for a in every if not _annotated_host(a.annotation)}
         names = _argument_names(call) - locals_.keys() - parameters
         # Host data only: a device on every path above is no surer a device than the names say.
         agreed = {
@@ -321,6 +325,17 @@ class _Reader:
 
 
 _PASSING = (ast.Call, ast.Assign, ast.AnnAssign, ast.Return, ast.List, ast.Tuple, ast.Set, ast.Dict)
+
+
+_HOST_ANNOTATION = re.compile(r"\b(list|List|Sequence|tuple|Tuple|float|int|ndarray|NDArray)\b")
+
+
+def _annotated_host(annotation: ast.expr | None) -> bool:
+    """``list[float] | None``, ``np.ndarray``: host data; nothing that names a tensor or ``Any``."""
+    if annotation is None:
+        return False
+    text = ast.unparse(annotation)
+    return "Tensor" not in text and "Any" not in text and _HOST_ANNOTATION.search(text) is not None
 
 
 def _is_self(expr: ast.expr) -> bool:
