@@ -797,6 +797,44 @@ def test_a_call_sees_what_a_name_holds_on_every_path_above_it(tmp_path: Path) ->
     ]
 
 
+SCHEDULER_ARMS = """
+import numpy as np
+import torch
+
+class Scheduler:
+    def set_timesteps(self, n, sigmas: list[float] | None = None, device=None):
+        if sigmas is not None:
+            sigmas = np.array(sigmas)
+        else:
+            sigmas = np.array([1.0, 2.0])
+        if self.karras:
+            sigmas = self._convert_to_karras(in_sigmas=sigmas, n=n)
+        elif self.beta:
+            sigmas = np.flip(sigmas).copy()
+            sigmas = self._convert_to_beta(in_sigmas=sigmas, n=n)
+        sigmas = torch.from_numpy(sigmas).to(device=device)
+        self.sigmas = sigmas
+
+    def _convert_to_karras(self, in_sigmas: torch.Tensor, n: int) -> torch.Tensor:
+        return torch.linspace(0, 1, n, device="cuda")
+
+    def _convert_to_beta(self, in_sigmas: torch.Tensor, n: int) -> torch.Tensor:
+        sigma_min = in_sigmas[-1].item()
+        return np.linspace(sigma_min, 1.0, n)
+"""
+
+
+def test_an_assignment_in_the_other_arm_of_an_if_does_not_reach_a_call(tmp_path: Path) -> None:
+    # The karras arm's device result never reaches the beta arm; a parameter annotated as a list
+    # holds host data on the path that leaves it alone; ``np.flip(x).copy()`` is an array.
+    assert [f for f in findings(tmp_path, package(schedulers=SCHEDULER_ARMS), "pkg/schedulers.py") if f[0] == "SYNC101"] == []
+    # Sequential ``if``s are no arms of one another: the device result above reaches the call.
+    sequential = SCHEDULER_ARMS.replace("        elif self.beta:\n", "        if self.beta:\n")
+    assert [f for f in findings(tmp_path, package(schedulers=sequential), "pkg/schedulers.py") if f[0] == "SYNC101"] == [
+        ("SYNC101", 23)
+    ]
+
+
 def test_an_attribute_the_caller_fills_with_host_data_is_host_data_in_another_module(tmp_path: Path) -> None:
     fit = """
     import torch
