@@ -721,3 +721,30 @@ def test_a_dtype_held_or_chosen_is_a_cast_not_a_move() -> None:
         "    return x_cpu.to(index)\n"
     )
     assert _codes(body) == ["SYNC103", "SYNC202"]  # the state dict read off the model; a device index
+
+
+def test_a_dtype_looked_up_on_torch_and_the_meta_device_are_no_copies() -> None:
+    body = (
+        "from safetensors import safe_open\n"
+        "def load(path, weight_info):\n"
+        "    with safe_open(path, framework='pt') as f:\n"
+        "        tensor = f.get_tensor('w')\n"
+        "    return tensor.to(getattr(torch, weight_info['dtype']))\n"
+        "def drop(model):\n"
+        "    return model.to(torch.device('meta'))\n"
+        "def send(t_cpu, dev):\n"
+        "    return t_cpu.to(dev)\n"
+    )
+    assert _codes(body) == ["SYNC202"]  # only the move to a device held in a variable
+
+
+def test_items_of_a_container_named_as_host_data_are_host_data() -> None:
+    body = (
+        "from typing import Any\n"
+        "def postprocess(host_data: dict[str, Any], data: dict[str, Any]):\n"
+        "    totals = host_data['verify_total_count'].tolist()\n"
+        "    extra = host_data.get('extra').tolist()\n"
+        "    return totals, extra, data['count'].tolist()\n"
+    )
+    # Only the container the name says nothing of; its read is a weak (low) finding.
+    assert _codes(body) == ["SYNC102"]

@@ -60,6 +60,9 @@ CORPORA = (
     # Added for uniform34: Unsloth (fast fine-tuning: patched models, Triton kernels, RL trainers), never tuned on;
     # drawn at the start of session 12 from its first commit.
     Corpus("unsloth", "2026.10.9"),
+    # Added for uniform35: Hugging Face Accelerate (device placement, gathers, offloading, big-model
+    # loading), never tuned on; drawn in session 12 after its first changes.
+    Corpus("accelerate", "1.15.0"),
 )
 
 

@@ -105,7 +105,14 @@ class AccessInference:
             # mirror) is no more surely a tensor than its container.
             rank = self._rank_after_index(owner.rank, node)
             return Value(owner.place, owner.dtype, rank=rank, assumed=owner.assumed)
-        return UNKNOWN
+        return self.host_named_item(base, owner) or UNKNOWN
+
+    def host_named_item(self, container: cst.BaseExpression, owner: Value) -> Value | None:
+        """An item of a Python container the code names as host data (``host_data["count"]``,
+        ``batch_cpu.get("ids")``): what it holds is on the host."""
+        name = dotted_name(container) if owner.place is Place.PYTHON else None
+        named = self._suffix_value(name, conventions_only=True) if name is not None else None
+        return named if named is not None and named.is_host else None
 
     def _returned_element(self, call: cst.Call, node: cst.Subscript) -> Value | None:
         """``coordinate(...)[1]`` of a helper returning tuples whose element there shows its place."""

@@ -52,6 +52,18 @@ _TORCH_FULL_REDUCTIONS = frozenset(
 )
 
 
+def looks_up_a_torch_dtype(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
+    """``getattr(torch, weight_info["dtype"])``: a dtype read off the torch module by name (devices
+    are not attributes of it), the cast target of ``.to(...)``."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == "getattr"
+        and len(node.args) >= 2
+        and qualify(node.args[0].value) == "torch"
+    )
+
+
 def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import keyword
+from syncllint.analysis.calls import keyword, looks_up_a_torch_dtype
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (
@@ -24,6 +24,9 @@ from syncllint.analysis.values import (
     Value,
 )
 
+if TYPE_CHECKING:
+    from syncllint.analysis.imports import ImportMap
+
 # Methods that count when applied to booleans: their result is an integer tensor.
 _COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod"))
 
@@ -32,6 +35,7 @@ class MethodInference:
     """Mixin of DeviceInference, beside CallInference (which hands it the calls on an attribute)."""
 
     if TYPE_CHECKING:  # provided by DeviceInference and CallInference
+        imports: ImportMap
 
         def infer(self, node: cst.BaseExpression) -> Value: ...
 
@@ -42,6 +46,8 @@ class MethodInference:
         def device_spec(self, node: cst.BaseExpression | None) -> DeviceLiteral | None: ...
 
         def dtype_of(self, node: cst.BaseExpression | None) -> DType: ...
+
+        def host_named_item(self, container: cst.BaseExpression, owner: Value) -> Value | None: ...
 
         def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value: ...
 
@@ -57,6 +63,8 @@ class MethodInference:
         owner = self.infer(func.value)
         if method in ("items", "values", "get", "pop", "get_tensor") and owner.place is Place.HOST_TENSOR:
             return HOST_TENSOR  # what ``torch.load(p, map_location="cpu")`` holds is on the host
+        if method in ("get", "pop") and (held := self.host_named_item(func.value, owner)) is not None:
+            return held  # ``host_data.get("count")``
         if method in api.NON_TENSOR_METHODS:
             return UNKNOWN  # ``name.endswith(...)``: whatever the receiver is, it is no tensor
         if method in api.METADATA_METHODS:
@@ -126,7 +134,7 @@ class MethodInference:
         target = keyword(call, "device")
         for arg in call.args:
             if arg.keyword is None and target is None:
-                if self.dtype_of(arg.value) is DType.UNKNOWN:
+                if self.dtype_of(arg.value) is DType.UNKNOWN and not looks_up_a_torch_dtype(arg.value, self.imports.qualify):
                     target = arg.value
                 break
         if target is None:

@@ -194,5 +194,10 @@ RULES = (ItemOnTensor, TolistOnTensor, CopyToHost, NumpyOfDeviceTensor)
 
 
 def _is_meta(target: cst.BaseExpression) -> bool:
-    """``.to("meta")`` drops the data (measured on an H200: no wait), it copies nothing to the host."""
+    """``.to("meta")`` / ``.to(torch.device("meta"))`` drops the data (measured on an H200: no wait),
+    it copies nothing to the host."""
+    if isinstance(target, cst.Call) and isinstance(target.func, (cst.Attribute, cst.Name)) and target.args:
+        name = target.func.attr.value if isinstance(target.func, cst.Attribute) else target.func.value
+        if name == "device" and target.args[0].keyword in (None,):
+            target = target.args[0].value
     return isinstance(target, cst.SimpleString) and target.value.strip("\"'").strip().lower() == "meta"
