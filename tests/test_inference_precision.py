@@ -748,3 +748,15 @@ def test_items_of_a_container_named_as_host_data_are_host_data() -> None:
     )
     # Only the container the name says nothing of; its read is a weak (low) finding.
     assert _codes(body) == ["SYNC102"]
+
+
+def test_a_function_told_to_work_on_the_cpu_gives_host_data() -> None:
+    body = (
+        "def rope(config, rope_init_fn, dev):\n"
+        "    inv_freq, scaling = rope_init_fn(config, torch.device('cpu'))\n"
+        "    a = inv_freq.to(dtype=torch.float32, device='cpu')\n"
+        "    b = build_table(config, device='cpu').cpu()\n"
+        "    c = build_table(config, device=dev).cpu()\n"
+        "    return a, b, c, float(scaling)\n"
+    )
+    assert _codes(body) == ["SYNC103"]  # only the table built on a device the caller chose

@@ -193,7 +193,7 @@ class CallInference:
             return self._infer_method(func, call)
         qualified = self.imports.qualify(func)
         if qualified is None:
-            return UNKNOWN
+            return self._built_on_the_cpu(call)
         if qualified.startswith(("torch.", "numpy.")):
             return self._infer_module_call(qualified, call)
         if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
@@ -217,6 +217,16 @@ class CallInference:
             if qualified in ("int", "float", "bool", "len", "round", "str", "repr", "hash", "id"):
                 return PYTHON_SCALAR
             return PYTHON
+        return self._built_on_the_cpu(call)
+
+    def _built_on_the_cpu(self, call: cst.Call) -> Value:
+        """``rope_init_fn(config, torch.device("cpu"))``, ``build(x, device="cpu")``: a function told to
+        work on the CPU gives host data (what it gives is otherwise unknown)."""
+        for arg in call.args:
+            named_device = arg.keyword is not None and "device" in arg.keyword.value
+            a_device = arg.keyword is None and isinstance(arg.value, cst.Call) and self.imports.qualify(arg.value.func) == "torch.device"
+            if (named_device or a_device) and self.device_spec(arg.value) is DeviceLiteral.CPU:
+                return HOST_TENSOR
         return UNKNOWN
 
     def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:
