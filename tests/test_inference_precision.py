@@ -760,3 +760,13 @@ def test_a_function_told_to_work_on_the_cpu_gives_host_data() -> None:
         "    return a, b, c, float(scaling)\n"
     )
     assert _codes(body) == ["SYNC103"]  # only the table built on a device the caller chose
+
+
+def test_a_model_built_on_the_meta_device_is_not_host_data() -> None:
+    body = (
+        "def load(model_cls, device):\n"
+        "    model = initialize_model(model_cls, torch.device('meta'))\n"
+        "    move_to_device(model, device)\n"
+        "    model.to('cpu')\n"
+    )
+    assert _codes(body) == ["SYNC103"]  # materialised on a device by the helper, then parked on the CPU

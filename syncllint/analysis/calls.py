@@ -64,6 +64,16 @@ def looks_up_a_torch_dtype(node: cst.BaseExpression, qualify: Callable[[cst.Base
     )
 
 
+def names_the_meta_device(target: cst.BaseExpression) -> bool:
+    """``"meta"`` / ``torch.device("meta")``: a device that holds no data (measured on an H200:
+    ``.to("meta")`` does not wait), though what is built there is often filled on a GPU later."""
+    if isinstance(target, cst.Call) and isinstance(target.func, (cst.Attribute, cst.Name)) and target.args:
+        name = target.func.attr.value if isinstance(target.func, cst.Attribute) else target.func.value
+        if name == "device" and target.args[0].keyword is None:
+            target = target.args[0].value
+    return isinstance(target, cst.SimpleString) and target.value.strip("\"'").strip().lower() == "meta"
+
+
 def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
@@ -226,7 +236,8 @@ class CallInference:
             named_device = arg.keyword is not None and "device" in arg.keyword.value
             a_device = arg.keyword is None and isinstance(arg.value, cst.Call) and self.imports.qualify(arg.value.func) == "torch.device"
             if (named_device or a_device) and self.device_spec(arg.value) is DeviceLiteral.CPU:
-                return HOST_TENSOR
+                # Not the meta device: a model built there is materialised wherever it is loaded.
+                return UNKNOWN if names_the_meta_device(arg.value) else HOST_TENSOR
         return UNKNOWN
 
     def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:

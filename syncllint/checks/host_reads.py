@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.calls import keyword, names_the_meta_device, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.checks.item_args import ItemArgumentFixes
@@ -107,7 +107,7 @@ class CopyToHost(Rule):
             if _method_call(node, "to") is None:
                 return
             target = keyword(node, "device") or positional(node, 0)
-            if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU or _is_meta(target):
+            if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU or names_the_meta_device(target):
                 return
             what = "`.to(\"cpu\")`"
         else:
@@ -192,12 +192,3 @@ class NumpyOfDeviceTensor(Rule):
 
 RULES = (ItemOnTensor, TolistOnTensor, CopyToHost, NumpyOfDeviceTensor)
 
-
-def _is_meta(target: cst.BaseExpression) -> bool:
-    """``.to("meta")`` / ``.to(torch.device("meta"))`` drops the data (measured on an H200: no wait),
-    it copies nothing to the host."""
-    if isinstance(target, cst.Call) and isinstance(target.func, (cst.Attribute, cst.Name)) and target.args:
-        name = target.func.attr.value if isinstance(target.func, cst.Attribute) else target.func.value
-        if name == "device" and target.args[0].keyword in (None,):
-            target = target.args[0].value
-    return isinstance(target, cst.SimpleString) and target.value.strip("\"'").strip().lower() == "meta"
