@@ -770,3 +770,15 @@ def test_a_model_built_on_the_meta_device_is_not_host_data() -> None:
         "    model.to('cpu')\n"
     )
     assert _codes(body) == ["SYNC103"]  # materialised on a device by the helper, then parked on the CPU
+
+
+def test_an_object_built_with_a_device_and_a_device_group_is_no_host_data() -> None:
+    body = (
+        "class Group:\n"
+        "    def __init__(self, cpu_group, device_group):\n"
+        "        self.comm = CudaCommunicator(cpu_group=cpu_group, device=torch.device('cpu'), device_group=device_group)\n"
+        "    def sync(self, tensor):\n"
+        "        if tensor.is_cuda:\n"
+        "            tensor.copy_(self.comm.broadcast(tensor, 0))\n"
+    )
+    assert _codes(body) == []

@@ -232,8 +232,11 @@ class CallInference:
     def _built_on_the_cpu(self, call: cst.Call) -> Value:
         """``rope_init_fn(config, torch.device("cpu"))``, ``build(x, device="cpu")``: a function told to
         work on the CPU gives host data (what it gives is otherwise unknown)."""
+        leaf = (dotted_name(call.func) or "").rsplit(".", 1)[-1]
+        if not leaf or leaf[0].isupper():
+            return UNKNOWN  # ``CudaCommunicator(device=...)``: an object, not data
         for arg in call.args:
-            named_device = arg.keyword is not None and "device" in arg.keyword.value
+            named_device = arg.keyword is not None and (arg.keyword.value == "device" or arg.keyword.value.endswith("_device"))
             a_device = arg.keyword is None and isinstance(arg.value, cst.Call) and self.imports.qualify(arg.value.func) == "torch.device"
             if (named_device or a_device) and self.device_spec(arg.value) is DeviceLiteral.CPU:
                 # Not the meta device: a model built there is materialised wherever it is loaded.
