@@ -164,13 +164,18 @@ class CallInference:
         name = self.imports.qualify(node) or ""
         if name.startswith("torch."):
             return _DTYPE_BY_NAME.get(name.rsplit(".", 1)[-1], DType.UNKNOWN)
-        if isinstance(node, (cst.IfExp, cst.Name)):
+        if isinstance(node, (cst.IfExp, cst.Name, cst.Attribute)):
             # ``torch.float32 if v.dim() == 0 else torch.bfloat16``, ``dtype = torch.half``: a dtype
             # object (a Python value that carries a dtype; numbers carry none).
             held = self.infer(node)
             if held.place is Place.PYTHON and held.device_literal is None and not held.zero_dim:
                 return held.dtype
         return DType.UNKNOWN
+
+    def names_a_dtype(self, node: cst.BaseExpression) -> bool:
+        """A cast target, not a device: a torch dtype, a name or conditional holding one, or
+        ``getattr(torch, name)``."""
+        return self.dtype_of(node) is not DType.UNKNOWN or looks_up_a_torch_dtype(node, self.imports.qualify)
 
     def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value:
         if device is None:

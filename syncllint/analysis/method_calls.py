@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import keyword, looks_up_a_torch_dtype
+from syncllint.analysis.calls import keyword
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (
@@ -24,9 +24,6 @@ from syncllint.analysis.values import (
     Value,
 )
 
-if TYPE_CHECKING:
-    from syncllint.analysis.imports import ImportMap
-
 # Methods that count when applied to booleans: their result is an integer tensor.
 _COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod"))
 
@@ -35,7 +32,6 @@ class MethodInference:
     """Mixin of DeviceInference, beside CallInference (which hands it the calls on an attribute)."""
 
     if TYPE_CHECKING:  # provided by DeviceInference and CallInference
-        imports: ImportMap
 
         def infer(self, node: cst.BaseExpression) -> Value: ...
 
@@ -46,6 +42,8 @@ class MethodInference:
         def device_spec(self, node: cst.BaseExpression | None) -> DeviceLiteral | None: ...
 
         def dtype_of(self, node: cst.BaseExpression | None) -> DType: ...
+
+        def names_a_dtype(self, node: cst.BaseExpression) -> bool: ...
 
         def host_named_item(self, container: cst.BaseExpression, owner: Value) -> Value | None: ...
 
@@ -134,7 +132,7 @@ class MethodInference:
         target = keyword(call, "device")
         for arg in call.args:
             if arg.keyword is None and target is None:
-                if self.dtype_of(arg.value) is DType.UNKNOWN and not looks_up_a_torch_dtype(arg.value, self.imports.qualify):
+                if not self.names_a_dtype(arg.value):
                     target = arg.value
                 break
         if target is None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import keyword, looks_up_a_torch_dtype, positional
-from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
+from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.values import DeviceLiteral, Place, Value
 from syncllint.checks.base import (
     FixProposal,
     Rule,
@@ -49,13 +49,9 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
 
 
 def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """``torch.float32``, a name bound to one (``F32, F64 = torch.float32, torch.float64``), or
-    ``torch.float32 if device.type == "mps" else torch.float64``: the inference carries a dtype
-    object's kind as the dtype of a Python value."""
-    if ctx.inference.dtype_of(target) is not DType.UNKNOWN or looks_up_a_torch_dtype(target, ctx.qualify):
-        return True
-    held = ctx.inference.infer(target)
-    return held.place is Place.PYTHON and held.dtype is not DType.UNKNOWN
+    """``torch.float32``, a name bound to one (``F32, F64 = torch.float32, torch.float64``),
+    ``torch.float32 if device.type == "mps" else torch.float64``, ``getattr(torch, name)``."""
+    return ctx.inference.names_a_dtype(target)
 
 
 # Constructors that build something other than a module with host parameters.

@@ -89,6 +89,7 @@ class _Reader:
         self.escaped: set[str] = set()
         self.attributes: dict[str, str] = {}
         self._bindings: dict[int, FunctionBindings] = {}
+        self._unknown_parameters: dict[int, frozenset[str]] = {}
         self._locals: dict[int, dict[str, ast.expr]] = {}
         # The module's functions by key (``fn`` / ``Class.fn``), summarised when first asked for: a
         # function's results may be another's (``return load_rows(x), names``), in any order.
@@ -179,6 +180,18 @@ class _Reader:
         found = self._bindings.get(id(node))
         if found is None:
             found = self._bindings[id(node)] = function_bindings(node.body)
+        return found
+
+    def _parameters_of_unknown_place(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+        """Parameters whose first value is the caller's, read once per function: all but those
+        annotated as host data (``sigmas: Optional[List[float]]``), which hold host data on a path
+        that leaves them alone too."""
+        found = self._unknown_parameters.get(id(node))
+        if found is None:
+            every = (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+            found = self._unknown_parameters[id(node)] = frozenset(
+                a.arg for a in every if not _annotated_host(a.annotation)
+            )
         return found
 
     def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
@@ -309,12 +322,7 @@ class _Reader:
         the call runs: ``sigmas = np.interp(...)`` on every path above ``self._to_karras(sigmas)``,
         though ``sigmas = torch.from_numpy(sigmas).to(device)`` comes after."""
         bindings = self.bindings_of(caller)
-        arguments = caller.args
-        every = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
-        # A parameter annotated as host data (``sigmas: Optional[List[float]]``) holds host data on a
-        # path that leaves it alone too.
-        parameters = {a.arg for a in every if not _annotated_host(a.annotation)}
-        names = _argument_names(call) - locals_.keys() - parameters
+        names = _argument_names(call) - locals_.keys() - self._parameters_of_unknown_place(caller)
         # Host data only: a device on every path above is no surer a device than the names say.
         agreed = {
             name: value
