@@ -189,6 +189,23 @@ def test_the_device_of_a_local_tensor_is_no_accelerator_evidence() -> None:
     assert shown(source, "tests/test_masks.py") == [("SYNC602", 11)]
 
 
+def test_the_device_of_a_run_state_is_the_accelerator() -> None:
+    # Accelerate's test scripts move host tensors to ``state.device`` (PartialState / Accelerator):
+    # the process's accelerator, unlike the device of a local tensor (``q.device``).
+    source = """
+    import torch
+
+    def test_reduce_sum(state):
+        truth = torch.tensor([4.0, 6]).to(state.device)
+        return truth
+
+    def test_copy(x):
+        y = torch.tensor([4.0, 6]).to(x.device)
+        return y
+    """
+    assert shown(source, "pkg/test_ops.py") == [("SYNC202", 5)]
+
+
 @pytest.mark.parametrize(
     "path", ["pkg/mla/prefill/zen_cpu_sdpa.py", "pkg/backends/amx_mla.py", "pkg/layers/intel_amx_backend.py",
              "vllm/entrypoints/pooling/io_processor.py", "vllm/outputs.py"],

@@ -110,6 +110,29 @@ def test_as_tensor_of_a_tensor_on_its_own_device_copies_nothing() -> None:
     assert found("import torch\n\ndef f(ix):\n    return torch.as_tensor(ix, device=ix.device)\n", "SYNC201") == []
 
 
+SPARSE = """\
+import torch
+
+def delta(indices, weight: torch.Tensor, scale):
+    built = torch.sparse_coo_tensor(indices, weight * scale, (4, 4))
+    if not torch.isfinite(built).all():
+        raise ValueError("NaN in the merged weight")
+
+def from_lists():
+    built = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+    return built.sum().item()
+
+def placed(indices, values):
+    return torch.sparse_csr_tensor(indices, indices, values, device="cuda").sum().item()
+"""
+
+
+def test_a_sparse_tensor_is_where_its_values_are() -> None:
+    # Not a host factory: without ``device=`` it lives with the tensors it is built from.
+    assert found(SPARSE, "SYNC502") == [(5, Confidence.MEDIUM)]
+    assert found(SPARSE, "SYNC101") == [(13, Confidence.HIGH)]
+
+
 @pytest.mark.parametrize(
     "source",
     [

@@ -63,6 +63,12 @@ CORPORA = (
     # Added for uniform35: Hugging Face Accelerate (device placement, gathers, offloading, big-model
     # loading), never tuned on; drawn in session 12 after its first changes.
     Corpus("accelerate", "1.15.0"),
+    # Added for uniform36: Hugging Face PEFT (LoRA and other adapters: merging, quantized layers,
+    # initialisation from SVD), never tuned on; drawn at the start of session 13 from its first commit.
+    Corpus("peft", "0.21.2"),
+    # Added for uniform37: Liger Kernel (Triton kernels for losses, norms, RoPE and their autograd
+    # wrappers, chunked/fused losses), never tuned on; drawn beside uniform36.
+    Corpus("liger_kernel", "0.8.5"),
 )
 
 

@@ -251,6 +251,14 @@ class CallInference:
     def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:
         if qualified.startswith("numpy."):
             return NUMPY
+        if qualified in api.SPARSE_CONSTRUCTORS:
+            given = [self.infer(a.value) for a in call.args if a.keyword is None]
+            tensors = [v for v in given if v.is_tensor]
+            if tensors:
+                built = Value(combine_operands(tensors).place)
+            else:
+                built = HOST_TENSOR if given and all(v.place in (Place.PYTHON, Place.NUMPY) for v in given) else TENSOR
+            return self._place_for_device(keyword(call, "device"), built)
         if qualified in api.TORCH_FACTORIES:
             # ``torch.full((), 0, **like)``: the keywords it is given may name any device.
             unpacked = any(arg.star == "**" for arg in call.args)

@@ -204,12 +204,18 @@ def _shows_device(node: cst.CSTNode, not_accelerators: frozenset[str] = frozense
     return False
 
 
+# Objects whose ``.device`` is the process's accelerator (Accelerate's ``Accelerator``,
+# ``PartialState``, ``AcceleratorState``), not some tensor's placement.
+_RUN_STATE_OBJECTS = frozenset(("accelerator", "state", "partial_state", "accelerator_state", "distributed_state"))
+
+
 def _is_variable_device(expr: cst.BaseExpression, not_accelerators: frozenset[str]) -> bool:
     """A device held in a name (``device``, ``self.device``, ``torch_device``): the CPU is spelled out,
     and so is a parameter defaulting to it."""
     if isinstance(expr, cst.Name) and expr.value in not_accelerators:
         return False
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value not in ("self", "cls"):
+    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+            and expr.value.value not in ("self", "cls") and expr.value.value.lower() not in _RUN_STATE_OBJECTS):
         return False  # ``device=q.device``: wherever ``q`` is, which the test shows elsewhere if at all
     leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
     return "device" in leaf.lower() or leaf.lower() == "dev"

@@ -7,7 +7,7 @@ TORCH_FACTORIES = frozenset(
     "torch." + n
     for n in (
         "tensor as_tensor asarray zeros ones empty full arange range linspace logspace eye "
-        "rand randn randint randperm normal empty_strided scalar_tensor sparse_coo_tensor "
+        "rand randn randint randperm normal empty_strided scalar_tensor "
         "tril_indices triu_indices bartlett_window hann_window hamming_window blackman_window "
         # Legacy constructors: host tensors (``torch.cuda.FloatTensor`` is the device one).
         "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
@@ -18,6 +18,13 @@ TORCH_FACTORIES = frozenset(
 TORCH_LIKE_FACTORIES = frozenset(
     "torch." + n
     for n in "zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split()
+)
+# Sparse constructors take their device from the index and value tensors they are given (host
+# data for lists), unless ``device=`` names one.
+SPARSE_CONSTRUCTORS = frozenset(
+    "torch." + n
+    for n in "sparse_coo_tensor sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor "
+    "sparse_compressed_tensor".split()
 )
 # Factories that copy host data (a list, a number, an array) into a new tensor.
 HOST_DATA_CONSTRUCTORS = frozenset(("torch.tensor", "torch.as_tensor", "torch.asarray"))
