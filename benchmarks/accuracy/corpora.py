@@ -69,6 +69,12 @@ CORPORA = (
     # Added for uniform37: Liger Kernel (Triton kernels for losses, norms, RoPE and their autograd
     # wrappers, chunked/fused losses), never tuned on; drawn beside uniform36.
     Corpus("liger_kernel", "0.8.5"),
+    # Added for uniform38: PyTorch's torchao (quantization and sparsity: tensor subclasses, float8
+    # training, low-bit optimizers, prototype kernels), never tuned on; drawn in session 13 at 73903e9.
+    Corpus("torchao", "0.18.0"),
+    # Added for uniform39: PyTorch's TorchRL (environments, collectors, replay buffers, losses and
+    # objectives), never tuned on; drawn beside uniform38.
+    Corpus("torchrl", "0.14.1"),
 )
 
 
