@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_operands
 

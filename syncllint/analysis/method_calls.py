@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import keyword
+from syncllint.analysis.arguments import keyword
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (

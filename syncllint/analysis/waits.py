@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import is_true, keyword, positional
+from syncllint.analysis.arguments import is_true, keyword, positional
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import DeviceLiteral, Handle, Place
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.calls import positional
+from syncllint.analysis.arguments import positional
 from syncllint.analysis.conditions import (
     truth_confidence,
     truth_tested,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import (
     FixProposal,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place, Value
 from syncllint.checks.base import (
     FixProposal,

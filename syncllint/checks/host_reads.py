@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, names_the_meta_device, positional
+from syncllint.analysis.arguments import keyword, positional
+from syncllint.analysis.factories import names_the_meta_device
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.checks.item_args import ItemArgumentFixes

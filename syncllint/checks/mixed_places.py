@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword
+from syncllint.analysis.arguments import keyword
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.torch_calls import match_torch_call, tensor_argument_confidence
 from syncllint.diagnostics import Confidence

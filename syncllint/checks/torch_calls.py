@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from syncllint.analysis.calls import keyword, positional
+from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.values import Place, Value
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.diagnostics import Confidence
