@@ -20,6 +20,11 @@ from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
+from syncllint.analysis.module_state import (
+    note_built_module,
+    note_module_moved,
+    note_registered_state,
+)
 from syncllint.analysis.values import (
     PYTHON,
     DeviceLiteral,
@@ -228,6 +233,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._statements.pop()
         if isinstance(node, cst.Assign):
             self.inference.bind_assignment([t.target for t in node.targets], node.value)
+            note_built_module(self.inference, [t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             self._bind_annotated(node)
         elif isinstance(node, cst.AugAssign):
@@ -253,6 +259,8 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.Call):
             self.inference.note_call(node)
             note_growth(self.inference, node)
+            note_registered_state(self.inference, node)
+            note_module_moved(self.inference, node)
         elif isinstance(node, cst.If):
             self._blocks.leave_if(node, self._frames[-1])
         elif isinstance(node, (cst.Try, cst.TryStar)):

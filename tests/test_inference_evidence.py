@@ -77,6 +77,39 @@ def test_moving_a_module_built_on_the_host(line: str, expected: bool) -> None:
     assert bool(found(source, "SYNC202")) is expected
 
 
+MOVED_LATER = """\
+import torch
+from torch import nn
+
+def check(device):
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU())
+    model.to(device)
+    model.cuda()
+    placed = Net(3, device="cuda")
+    placed.to(device)
+    sharded = AutoModel.from_pretrained("x", device_map="auto")
+    sharded.to(device)
+    copy = Net(3)
+    copy = copy.to(device)
+    return model, placed, sharded, copy
+
+class Embedder(nn.Module):
+    def resize(self, n):
+        self.embed = nn.Embedding(n, 4)
+        self.embed.to(self.device)
+
+    def move(self):
+        self.embed.to(self.device)
+"""
+
+
+def test_a_module_built_above_in_the_function_is_on_the_host_until_moved() -> None:
+    # Once moved (``model.to(device)`` moves the module itself) a second move copies nothing; a
+    # module built with ``device=`` or a ``device_map`` is where it will live; another method
+    # does not know where the module is by then.
+    assert [row for row, _ in found(MOVED_LATER, "SYNC202")] == [6, 13, 19]
+
+
 def test_modules_built_under_a_device_context_are_already_there() -> None:
     source = "import torch\n\ndef build():\n    with torch.device('cuda'):\n        m = torch.nn.Linear(4, 4).cuda()\n"
     assert found(source, "SYNC202") == []
@@ -125,6 +158,38 @@ def from_lists():
 def placed(indices, values):
     return torch.sparse_csr_tensor(indices, indices, values, device="cuda").sum().item()
 """
+
+
+REGISTERED = """\
+import torch
+from torch import nn
+
+class Observer(nn.Module):
+    def __init__(self, factory_kwargs):
+        super().__init__()
+        self.register_buffer("min_val", torch.tensor(float("inf"), **factory_kwargs))
+        self.register_buffer("mask", None)
+        self.limit = 4.0
+
+    def forward(self, x):
+        if self.min_val == float("inf") or self.limit == 4.0:
+            return x
+        return x
+"""
+
+
+def test_a_registered_buffer_is_a_tensor_that_moves_with_its_module() -> None:
+    assert found(REGISTERED, "SYNC502") == [(12, Confidence.MEDIUM)]
+
+
+def test_a_torch_function_picked_by_name_keeps_its_inputs_place() -> None:
+    source = (
+        "import torch\n\ndef summary(times_ms: list[float], mode: str, x):\n"
+        "    times = torch.tensor(times_ms, dtype=torch.float)\n"
+        "    y = x.to('cuda')\n"
+        "    return getattr(torch, mode)(times).item(), getattr(torch, mode)(y).item()\n"
+    )
+    assert found(source, "SYNC101") == [(6, Confidence.HIGH)]
 
 
 def test_a_sparse_tensor_is_where_its_values_are() -> None:

@@ -750,6 +750,22 @@ def test_items_of_a_container_named_as_host_data_are_host_data() -> None:
     assert _codes(body) == ["SYNC102"]
 
 
+def test_what_is_iterated_out_of_a_container_named_as_host_data_is_host_data() -> None:
+    body = (
+        "from torch import Tensor\n"
+        "def to_python(metrics: dict[str, Tensor]):\n"
+        "    cpu_tensors: dict[str, Tensor] = {}\n"
+        "    for key, value in metrics.items():\n"
+        "        cpu_tensors[key] = value.detach().to('cpu', non_blocking=True)\n"
+        "    torch.cuda.current_stream().synchronize()\n"
+        "    out = {key: value.item() for key, value in cpu_tensors.items()}\n"
+        "    rows = [value.tolist() for value in cpu_tensors.values()]\n"
+        "    return out, rows, [value.tolist() for value in metrics.values()]\n"
+    )
+    # Only what is iterated out of the container the name says nothing of (the wait is SYNC702).
+    assert [code for code in _codes(body) if code.startswith("SYNC1")] == ["SYNC102"]
+
+
 def test_a_function_told_to_work_on_the_cpu_gives_host_data() -> None:
     body = (
         "def rope(config, rope_init_fn, dev):\n"

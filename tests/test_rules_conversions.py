@@ -112,6 +112,8 @@ MUST_NOT_FLAG = [
     "x = torch.randn(8, device='cuda')\ny = x[:4] + x[x.shape[0] - 1]\n",
     "x = torch.randn(8, device='cuda')\nfor i in range(len(x)):\n    pass\n",
     "x = torch.randn(8, device='cuda')\nfor i in range(x.shape[0]):\n    pass\n",
+    # ``ndimension()`` is ``dim()`` under another name: a Python int.
+    "x = torch.randn(8, 3, device='cuda')\nfor i in range(x.ndimension() - 1):\n    pass\nif x.ndimension() > 1:\n    pass\n",
     "x = torch.randn(8, device='cuda')\nz = x * 2 + [1.0][0]\n",
     "x = torch.randn(8, device='cuda')\nmask = x > 0\nx[mask.sum().item():] = 0\n",  # SYNC101 only
     "x = torch.randn(8, device='cuda')\nz = x * torch.ones(8, device='cuda')\n",

@@ -9,7 +9,11 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
-from syncllint.analysis.factories import FactoryInference, names_the_meta_device
+from syncllint.analysis.factories import (
+    FactoryInference,
+    looks_up_a_torch_dtype,
+    names_the_meta_device,
+)
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import (
     ACCELERATOR_DEVICE,
@@ -96,6 +100,9 @@ class CallInference(FactoryInference):
             return DEVICE_MODULE  # ``device = get_torch_device()``: ``torch.cuda`` on a GPU
         if _asks_for_torch_tensors(call):
             return HF_TENSORS  # ``self.tokenizer(prompt, return_tensors="pt")``
+        if isinstance(func, cst.Call) and looks_up_a_torch_dtype(func, self.imports.qualify):
+            # ``getattr(torch, return_mode)(times)``: some torch function, picked by name.
+            return self._infer_module_call("torch.getattr", call)
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own

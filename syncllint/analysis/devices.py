@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from syncllint.analysis import torch_api as api
 from syncllint.analysis.access import AccessInference
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.method_calls import MethodInference
+from syncllint.analysis.module_state import module_state
 from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
@@ -27,7 +27,6 @@ from syncllint.analysis.values import (
     CPU_DEVICE,
     DEVICE_TENSOR,
     HOST_TENSOR,
-    LAYER,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -57,6 +56,8 @@ class _Scope:
     host_shown: frozenset[str] = frozenset()
     # Lists that started empty and have grown only by host tensors since (growing.py).
     growing: set[str] = field(default_factory=set)
+    # Names holding a module built on the host in this function, not moved since (module_state.py).
+    fresh_modules: set[str] = field(default_factory=set)
 
 
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
@@ -206,7 +207,7 @@ class DeviceInference(
                     for t_el, place in zip(target.elements, places):
                         self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
                     continue
-            self.bind(target, self._module_state(target, value, self.infer(value)))
+            self.bind(target, module_state(self.imports, target, value, self.infer(value)))
             if isinstance(target, cst.Name):
                 if starts_empty(value):
                     self._scopes[-1].growing.add(target.value)
@@ -225,25 +226,6 @@ class DeviceInference(
     def device_names_of(self, owner: str) -> list[str]:
         """Names bound to ``<owner>.device`` in the current function and not rebound since."""
         return [name for name, of in self._scopes[-1].device_owners.items() if of == owner]
-
-    def _module_state(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
-        """``self.w = torch.zeros(n)`` in a class: module state follows the module to its device
-        later (``model.cuda()``), so a factory without ``device=`` says nothing about the place.
-        ``self.proj = ColumnParallelLinear(...)``: a submodule, whose calls map tensors to tensors."""
-        if value.place is Place.UNKNOWN and _is_self_attribute(target) and _builds_instance(expr):
-            return LAYER
-        if (
-            value.place is Place.HOST_TENSOR
-            and not value.pinned
-            and isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-            and isinstance(expr, cst.Call)
-            and self.imports.qualify(expr.func) in api.TORCH_FACTORIES
-            and not any(arg.keyword is not None and arg.keyword.value == "device" for arg in expr.args)
-        ):
-            return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
-        return value
 
     def _container(
         self, node: cst.List | cst.Tuple | cst.Set | cst.Dict | cst.ListComp | cst.SetComp | cst.DictComp
@@ -268,6 +250,10 @@ class DeviceInference(
 
     def set_local(self, name: str, value: Value) -> None:
         self._scopes[-1].names[name] = value
+
+    @property
+    def fresh_modules(self) -> set[str]:
+        return self._scopes[-1].fresh_modules
 
     def growing_lists(self) -> set[str]:
         return self._scopes[-1].growing
@@ -374,20 +360,6 @@ def device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
         return expr.value
     return None
-
-
-def _is_self_attribute(target: cst.BaseExpression) -> bool:
-    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
-
-
-def _builds_instance(expr: cst.BaseExpression) -> bool:
-    """``Linear(...)`` / ``nn.Embedding(...)``: a call of a CamelCase name (a class), not a tensor type."""
-    if not isinstance(expr, cst.Call):
-        return False
-    func = expr.func
-    leaf = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return leaf[:1].isupper() and any(c.islower() for c in leaf) and not leaf.endswith(("Tensor", "Config", "Event", "Stream"))
-
 
 
 __all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]

@@ -34,8 +34,8 @@ _DTYPE_BY_NAME = {
 
 
 def looks_up_a_torch_dtype(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
-    """``getattr(torch, weight_info["dtype"])``: a dtype read off the torch module by name (devices
-    are not attributes of it), the cast target of ``.to(...)``."""
+    """``getattr(torch, weight_info["dtype"])``: a dtype (or a function) read off the torch module by
+    name (devices are not attributes of it), the cast target of ``.to(...)``."""
     return (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Name)

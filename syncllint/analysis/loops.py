@@ -37,12 +37,26 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         for item, arg in zip(target.elements, zipped):
             inference.bind(item.value, _element_of(inference.infer(arg.value)), rebinding=False)
         return
+    element = _element_of(value)
+    if element.place is Place.UNKNOWN:
+        element = _host_named_element(inference, iterable) or element
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
         # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
         inference.bind(target.elements[0].value, PYTHON)
-        inference.bind(target.elements[1].value, _element_of(value), rebinding=False)
+        inference.bind(target.elements[1].value, element, rebinding=False)
         return
-    inference.bind(target, _element_of(value), rebinding=False)
+    inference.bind(target, element, rebinding=False)
+
+
+def _host_named_element(inference: DeviceInference, iterable: cst.BaseExpression) -> Value | None:
+    """``for key, t in cpu_tensors.items()``, ``for t in host_batch.values()``: what a Python
+    container named as host data holds is on the host."""
+    container = iterable
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        if iterable.func.attr.value not in ("items", "values"):
+            return None
+        container = iterable.func.value
+    return inference.host_named_item(container, inference.infer(container))
 
 
 def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:

@@ -46,7 +46,7 @@ METADATA_ATTRS = frozenset(
     "grad_fn is_sparse is_quantized is_meta itemsize nbytes".split()
 )
 METADATA_METHODS = frozenset(
-    "size dim numel stride element_size data_ptr is_contiguous get_device nelement "
+    "size dim ndimension numel stride element_size data_ptr is_contiguous get_device nelement "
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())

@@ -6,6 +6,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
+from syncllint.analysis.module_state import is_fresh_module
 from syncllint.analysis.values import DeviceLiteral, Place, Value
 from syncllint.checks.base import (
     FixProposal,
@@ -55,28 +56,6 @@ def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
 
 
 # Constructors that build something other than a module with host parameters.
-_NOT_MODULES = frozenset({"Tensor", "Size", "Generator", "Stream", "Event", "Device", "Path"})
-
-
-def _is_fresh_module(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """``Linear(4, 4).cuda()``, ``Model.from_pretrained(p).to(device)``: built on the host, then moved.
-
-    A class is told by its CamelCase name; under ``with torch.device("cuda"):`` (or a default
-    device) it is built on the device and the move is a no-op.
-    """
-    if not isinstance(receiver, cst.Call) or ctx.inference.default_device is DeviceLiteral.ACCELERATOR:
-        return False
-    callee = receiver.func
-    if isinstance(callee, cst.Attribute) and callee.attr.value == "from_pretrained":
-        return True
-    leaf = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
-    if not (leaf[:1].isupper() and any(c.islower() for c in leaf)) or leaf.endswith("Tensor") or leaf in _NOT_MODULES:
-        return False
-    if keyword(receiver, "device") is not None:
-        return False  # built where it will live
-    return ctx.inference.infer(receiver).place in (Place.UNKNOWN, Place.PYTHON)
-
-
 def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """``torch.tensor([])``, ``torch.Tensor(())``: a tensor made from no data, right there."""
     if not isinstance(receiver, cst.Call):
@@ -125,7 +104,7 @@ class BlockingCopyToDevice(Rule):
             confidence = Confidence.HIGH
         source = ctx.inference.infer(func.value)
         if source.place is not Place.HOST_TENSOR:
-            if _is_fresh_module(func.value, ctx):
+            if is_fresh_module(func.value, ctx.inference):
                 # A CamelCase constructor is a torch module only where the module works with torch.
                 sure = Confidence.MEDIUM if ctx.module_imports_torch else Confidence.LOW
                 ctx.report(

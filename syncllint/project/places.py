@@ -23,7 +23,7 @@ from syncllint.project.records import UNKNOWN_PLACE as UNKNOWN_PLACE
 from syncllint.project.records import FunctionSummary
 
 # Results in host memory: copies to the host, and sizes (``x.size(0)``, ``x.numel()``: Python ints).
-_HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "stride", "nelement"))
+_HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "ndimension", "stride", "nelement"))
 _SIZE_ATTRIBUTES = frozenset(("shape", "ndim"))  # ``attention_mask.shape[-1]``: a Python int
 _PYTHON_NUMBERS = frozenset(("len", "int", "float", "bool"))
 _DEVICE_SUFFIXES = ("_gpu", "_cuda")
