@@ -75,6 +75,12 @@ CORPORA = (
     # Added for uniform39: PyTorch's TorchRL (environments, collectors, replay buffers, losses and
     # objectives), never tuned on; drawn beside uniform38.
     Corpus("torchrl", "0.14.1"),
+    # Added for uniform40: Axolotl (fine-tuning framework: trainers, sequence packing, RL, kernels,
+    # monkey patches), never tuned on; drawn late in session 13.
+    Corpus("axolotl", "0.19.0"),
+    # Added for uniform41: TorchMetrics (metric states, reductions and functional metrics on the
+    # user's tensors), never tuned on; drawn beside uniform40.
+    Corpus("torchmetrics", "1.9.0"),
 )
 
 
