@@ -110,6 +110,18 @@ def test_a_module_built_above_in_the_function_is_on_the_host_until_moved() -> No
     assert [row for row, _ in found(MOVED_LATER, "SYNC202")] == [6, 13, 19]
 
 
+def test_a_device_that_is_the_cpu_on_one_path_is_a_guess() -> None:
+    source = (
+        "import torch\n\ndef load(model, dtype, low_memory, rank, weights):\n"
+        "    model.to(dtype=dtype, device='cpu' if low_memory else rank)\n"
+        "    return torch.ones(4).to('cuda:0' if rank == 0 else 'cuda:1')\n"
+    )
+    # A module of unknown place is not flagged either way; a host tensor moved to one of two GPUs is.
+    assert found(source, "SYNC202") == [(5, Confidence.MEDIUM)]
+    host = source.replace("    model.to(", "    torch.ones(4).to(")
+    assert found(host, "SYNC202") == [(4, Confidence.LOW), (5, Confidence.MEDIUM)]
+
+
 def test_modules_built_under_a_device_context_are_already_there() -> None:
     source = "import torch\n\ndef build():\n    with torch.device('cuda'):\n        m = torch.nn.Linear(4, 4).cuda()\n"
     assert found(source, "SYNC202") == []
@@ -190,6 +202,19 @@ def test_a_torch_function_picked_by_name_keeps_its_inputs_place() -> None:
         "    return getattr(torch, mode)(times).item(), getattr(torch, mode)(y).item()\n"
     )
     assert found(source, "SYNC101") == [(6, Confidence.HIGH)]
+
+
+def test_typing_cast_is_its_value() -> None:
+    source = (
+        "import typing\nfrom typing import cast\nimport torch\nfrom torch import Tensor\n\n"
+        "def prune(layer, mask: Tensor, rows):\n"
+        "    weight = cast(Tensor, layer.weight)\n"
+        "    kept = typing.cast(torch.Tensor, rows)[mask]\n"
+        "    listed = cast(list, rows)[mask]\n"
+        "    return weight[:, ~mask], kept, listed\n"
+    )
+    # A cast to ``Tensor`` of something unknown is a tensor; a cast to ``list`` says nothing.
+    assert found(source, "SYNC301") == [(8, Confidence.MEDIUM), (9, Confidence.LOW), (10, Confidence.MEDIUM)]
 
 
 def test_a_sparse_tensor_is_where_its_values_are() -> None:

@@ -103,6 +103,11 @@ class CallInference(FactoryInference):
         if isinstance(func, cst.Call) and looks_up_a_torch_dtype(func, self.imports.qualify):
             # ``getattr(torch, return_mode)(times)``: some torch function, picked by name.
             return self._infer_module_call("torch.getattr", call)
+        if self.imports.qualify(func) == "typing.cast" and len(call.args) == 2:
+            # ``cast(Tensor, layer.weight)``: the value itself; the type says at least "a tensor".
+            held = self.infer(call.args[1].value)
+            said = self.imports.qualify(call.args[0].value)
+            return held if held.place is not Place.UNKNOWN or said != "torch.Tensor" else TENSOR
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own

@@ -35,6 +35,10 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     spec = ctx.inference.device_spec(target)
     if spec is DeviceLiteral.ACCELERATOR:
         return Confidence.HIGH
+    if isinstance(target, cst.IfExp) and DeviceLiteral.CPU in (
+        ctx.inference.device_spec(target.body), ctx.inference.device_spec(target.orelse)
+    ):
+        return Confidence.LOW  # ``device="cpu" if low_memory else rank``: the CPU on one of two paths
     target_value = ctx.inference.infer(target)
     if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
         return None  # the CPU, a tensor (``x.to(other)``)
@@ -55,7 +59,6 @@ def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
     return ctx.inference.names_a_dtype(target)
 
 
-# Constructors that build something other than a module with host parameters.
 def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """``torch.tensor([])``, ``torch.Tensor(())``: a tensor made from no data, right there."""
     if not isinstance(receiver, cst.Call):
