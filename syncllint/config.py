@@ -50,7 +50,7 @@ DEFAULT_HOST_MODULES = (
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.
 DEFAULT_MODEL_INIT_MODULES = (
-    "*/model_executor/models/*", "*/model_executor/layers/*", "*/vllm/models/*", "*/srt/models/*", "*/srt/layers/*",
+    "*/model_executor/models/*", "*/model_executor/layers/*", "*vllm/models/*", "*/srt/models/*", "*/srt/layers/*",
 )
 # Functions of a host module that take model outputs (and the module functions they call):
 # the host-module assumption does not hold there.

@@ -246,6 +246,8 @@ def _model_codes(path: str, **settings: object) -> list[tuple[str, int]]:
 def test_vllm_and_sglang_build_model_layers_on_the_device() -> None:
     assert _model_codes("vllm/model_executor/models/scaled.py") == [("SYNC201", 7), ("SYNC201", 23)]
     assert _model_codes("sglang/srt/layers/scaled.py") == [("SYNC201", 7), ("SYNC201", 23)]
+    # vLLM's newer per-model layout, as a path relative to the project (``vllm/models/<name>/...``).
+    assert _model_codes("vllm/models/scaled/nvidia/model.py") == [("SYNC201", 7), ("SYNC201", 23)]
     # Elsewhere a factory without ``device=`` builds on the host: the move is the copy.
     assert _model_codes("mypkg/scaled.py") == [("SYNC202", 12)]
     assert _model_codes("vllm/model_executor/models/scaled.py", model_init_modules=()) == [("SYNC202", 12)]
