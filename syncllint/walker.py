@@ -20,11 +20,7 @@ from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
-from syncllint.analysis.module_state import (
-    note_built_module,
-    note_module_moved,
-    note_registered_state,
-)
+from syncllint.analysis.module_state import note_module_moved, note_registered_state
 from syncllint.analysis.values import (
     PYTHON,
     DeviceLiteral,
@@ -233,7 +229,6 @@ class BatchedWalker(cst.CSTVisitor):
             self._statements.pop()
         if isinstance(node, cst.Assign):
             self.inference.bind_assignment([t.target for t in node.targets], node.value)
-            note_built_module(self.inference, [t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             self._bind_annotated(node)
         elif isinstance(node, cst.AugAssign):

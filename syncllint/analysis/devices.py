@@ -18,7 +18,7 @@ from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.method_calls import MethodInference
-from syncllint.analysis.module_state import module_state
+from syncllint.analysis.module_state import builds_a_host_module, module_state
 from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
@@ -169,9 +169,12 @@ class DeviceInference(
             if target.value in self._scopes[-1].host_shown and value.place in (Place.TENSOR, Place.UNKNOWN):
                 value = Value(Place.HOST_TENSOR, value.dtype, value.zero_dim, rank=value.rank)
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
+            self._scopes[-1].fresh_modules.discard(target.value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
             key = dotted_name(target)
+            if key is not None:
+                self._scopes[-1].fresh_modules.discard(key)
             if key is not None and key.startswith("self.") and self._class_attrs:
                 self._class_attrs[-1][key] = value
             elif key is not None:
@@ -207,7 +210,12 @@ class DeviceInference(
                     for t_el, place in zip(target.elements, places):
                         self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
                     continue
-            self.bind(target, module_state(self.imports, target, value, self.infer(value)))
+            inferred = self.infer(value)
+            self.bind(target, module_state(self.imports, target, value, inferred))
+            key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if key is not None and builds_a_host_module(value, self, inferred):
+                # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).
+                self._scopes[-1].fresh_modules.add(key)
             if isinstance(target, cst.Name):
                 if starts_empty(value):
                     self._scopes[-1].growing.add(target.value)

@@ -14,14 +14,16 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.naming import names_a_class
 from syncllint.analysis.values import LAYER, TENSOR, DeviceLiteral, Place, Value
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
     from syncllint.analysis.imports import ImportMap
 
-# CamelCase names that build no module (no parameters to copy).
-_NOT_MODULES = frozenset({"Tensor", "Size", "Generator", "Stream", "Event", "Device", "Path"})
+# Classes whose objects are no module (no parameters to copy, no calls mapping tensors).
+_NOT_MODULES = frozenset({"Size", "Generator", "Device", "Path"})
+_NOT_MODULE_SUFFIXES = ("Tensor", "Config", "Event", "Stream")
 # ``register_buffer(name, tensor)`` / ``register_parameter(name, param)``: the keyword of the value.
 _REGISTERING = {"register_buffer": "tensor", "register_parameter": "param"}
 
@@ -65,38 +67,23 @@ def note_registered_state(inference: DeviceInference, call: cst.Call) -> None:
     inference.bind(cst.Attribute(cst.Name("self"), cst.Name(attribute)), state)
 
 
-def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference) -> bool:
+def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, built: Value | None = None) -> bool:
     """``Linear(4, 4)``, ``Model.from_pretrained(p)``: a module built on the host (its parameters in
-    pageable memory), which a later ``.to(device)`` / ``.cuda()`` copies.
+    pageable memory), which a later ``.to(device)`` / ``.cuda()`` copies (``built``: what the
+    expression was inferred to be, when the caller has it).
 
-    A class is told by its CamelCase name; under ``with torch.device("cuda"):`` (or a default
-    device), with ``device=`` or a ``device_map`` it is built where it will live.
+    Under ``with torch.device("cuda"):`` (or a default device), with ``device=`` or a
+    ``device_map`` it is built where it will live.
     """
     if not isinstance(expr, cst.Call) or inference.default_device is DeviceLiteral.ACCELERATOR:
         return False
     if keyword(expr, "device") is not None or keyword(expr, "device_map") is not None:
         return False
-    callee = expr.func
-    if isinstance(callee, cst.Attribute) and callee.attr.value == "from_pretrained":
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "from_pretrained":
         return True
-    leaf = callee.attr.value if isinstance(callee, cst.Attribute) else callee.value if isinstance(callee, cst.Name) else ""
-    if not (leaf[:1].isupper() and any(c.islower() for c in leaf)) or leaf.endswith("Tensor") or leaf in _NOT_MODULES:
+    if not _builds_instance(expr):
         return False
-    return inference.infer(expr).place in (Place.UNKNOWN, Place.PYTHON)
-
-
-def note_built_module(inference: DeviceInference, targets: list[cst.BaseExpression], expr: cst.BaseExpression) -> None:
-    """``model = Net(...)`` / ``self.embed = Embedding(...)``: remember, in this function, which names
-    hold a module still on the host, until they are rebound or moved."""
-    built = builds_a_host_module(expr, inference)
-    for target in targets:
-        key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-        if key is None:
-            continue
-        if built:
-            inference.fresh_modules.add(key)
-        else:
-            inference.fresh_modules.discard(key)
+    return (built or inference.infer(expr)).place in (Place.UNKNOWN, Place.PYTHON)
 
 
 def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
@@ -121,9 +108,9 @@ def _is_self_attribute(target: cst.BaseExpression) -> bool:
 
 
 def _builds_instance(expr: cst.BaseExpression) -> bool:
-    """``Linear(...)`` / ``nn.Embedding(...)``: a call of a CamelCase name (a class), not a tensor type."""
-    if not isinstance(expr, cst.Call):
+    """``Linear(...)`` / ``nn.Embedding(...)``: a call of a class that builds a module (not a tensor
+    type, a config, an event, a stream or a size)."""
+    if not isinstance(expr, cst.Call) or not names_a_class(expr.func):
         return False
-    func = expr.func
-    leaf = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return leaf[:1].isupper() and any(c.islower() for c in leaf) and not leaf.endswith(("Tensor", "Config", "Event", "Stream"))
+    leaf = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else dotted_name(expr.func) or ""
+    return not leaf.endswith(_NOT_MODULE_SUFFIXES) and leaf not in _NOT_MODULES
