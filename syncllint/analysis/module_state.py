@@ -14,7 +14,6 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
-from syncllint.analysis.naming import names_a_class
 from syncllint.analysis.values import LAYER, TENSOR, DeviceLiteral, Place, Value
 
 if TYPE_CHECKING:
@@ -110,7 +109,9 @@ def _is_self_attribute(target: cst.BaseExpression) -> bool:
 def _builds_instance(expr: cst.BaseExpression) -> bool:
     """``Linear(...)`` / ``nn.Embedding(...)``: a call of a class that builds a module (not a tensor
     type, a config, an event, a stream or a size)."""
-    if not isinstance(expr, cst.Call) or not names_a_class(expr.func):
+    if not isinstance(expr, cst.Call):
         return False
     leaf = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else dotted_name(expr.func) or ""
-    return not leaf.endswith(_NOT_MODULE_SUFFIXES) and leaf not in _NOT_MODULES
+    # Not ``naming.names_a_class``: class names may hold an underscore (``Resampler2_5``).
+    camel_case = leaf[:1].isupper() and any(c.islower() for c in leaf)
+    return camel_case and not leaf.endswith(_NOT_MODULE_SUFFIXES) and leaf not in _NOT_MODULES
