@@ -13,11 +13,16 @@ from syncllint.analysis.blocks import BlockFacts, ends_flow
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.function_kinds import (
     exposes_device_memory,
+    is_dataset,
     is_torch_module,
 )
 from syncllint.analysis.growing import note_growth
 from syncllint.analysis.host_context import HostContext
-from syncllint.analysis.host_regions import HOST_FUNCTION, OFF_CUDA_REGION
+from syncllint.analysis.host_regions import (
+    HOST_FUNCTION,
+    OFF_CUDA_REGION,
+    names_a_lazy_device,
+)
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.module_state import note_module_moved, note_registered_state
@@ -79,6 +84,8 @@ class BatchedWalker(cst.CSTVisitor):
     kernel_bodies: frozenset[str] = frozenset()
     # ``id(function)`` -> names its code shows are host tensors (``host_usage.host_shown``).
     host_shown: dict[int, frozenset[str]] = {}
+    # The module's file is named for a lazy XLA device (``strategies/xla.py``).
+    lazy_device_module: bool = False
 
     def __init__(
         self,
@@ -100,6 +107,7 @@ class BatchedWalker(cst.CSTVisitor):
         self._host = host
         self._classes: list[str] = []
         self._torch_module_classes: list[bool] = []  # per enclosing class: an ``nn.Module``?
+        self._dataset_classes: list[bool] = []  # per enclosing class: a ``Dataset``?
         # Where the framework builds models under ``with torch.device(target)`` (vLLM, sglang):
         # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
         self.builds_models_on_device = False
@@ -120,6 +128,8 @@ class BatchedWalker(cst.CSTVisitor):
         self._default_device_bodies: dict[int, DeviceLiteral | None] = {}
         # Inside a type annotation nothing runs on tensors: ``dict[str, Tensor]`` is no mask index.
         self._annotation_depth = 0
+        # Classes and functions named for a lazy XLA device (``XLAStrategy``), innermost last.
+        self._lazy_device_scopes: list[int] = []
 
     # -- RuleContext ------------------------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
@@ -138,6 +148,8 @@ class BatchedWalker(cst.CSTVisitor):
             return
         if frame[3] == OFF_CUDA_REGION:
             confidence = Confidence.LOW  # ``if current_platform.is_tpu():``: no CUDA queue to wait for
+        elif rule.uploads_to_the_device and (self.lazy_device_module or self._lazy_device_scopes):
+            confidence = Confidence.LOW  # an upload to an XLA device queues a transfer, nothing waits
         elif frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
             # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
             # tensors live on the host.
@@ -178,6 +190,10 @@ class BatchedWalker(cst.CSTVisitor):
             self._store_targets.add(id(node.target))
         elif isinstance(node, cst.Del):
             self._store_targets.add(id(node.target))
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and names_a_lazy_device(
+            node.name.value, is_class=isinstance(node, cst.ClassDef)
+        ):
+            self._lazy_device_scopes.append(id(node))
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             self.imports.record(node)
         elif isinstance(node, cst.FunctionDef):
@@ -189,6 +205,7 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.ClassDef):
             self._classes.append(node.name.value)
             self._torch_module_classes.append(is_torch_module(node))
+            self._dataset_classes.append(is_dataset(node))
             if exposes_device_memory(node):
                 self.inference.device_memory_classes.add(node.name.value)
             self.inference.enter_class()
@@ -222,6 +239,8 @@ class BatchedWalker(cst.CSTVisitor):
             self._leave(original_node)
 
     def _leave(self, node: cst.CSTNode) -> None:
+        if self._lazy_device_scopes and self._lazy_device_scopes[-1] == id(node):
+            self._lazy_device_scopes.pop()
         if type(node) is cst.Annotation:
             self._annotation_depth -= 1
             return
@@ -244,6 +263,7 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.ClassDef):
             self._classes.pop()
             self._torch_module_classes.pop()
+            self._dataset_classes.pop()
             self.inference.exit_class()
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._frames[-1][1] -= 1
@@ -270,7 +290,8 @@ class BatchedWalker(cst.CSTVisitor):
         name = node.name.value
         hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
         enclosing_class = self._classes[-1] if self._classes else None
-        host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]))
+        in_dataset = bool(self._dataset_classes) and self._dataset_classes[-1]
+        host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]), in_dataset)
         # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
         # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
         allowed = name in self.kernel_bodies or name in self.allowed_callees

@@ -342,3 +342,63 @@ def test_a_function_a_processor_hook_defines_and_the_module_functions_it_calls_a
     """
     # The replacement closure runs for the hook, on processor output; ``forward`` is model code.
     assert shown(source) == [("SYNC304", 15)]
+
+
+DATASET = """\
+import torch
+from torch.utils.data import Dataset
+
+class _Digits(Dataset):
+    def __getitem__(self, idx):
+        img = self.data[idx].float()
+        return self.normalize(img, 0.5, 0.2), int(self.targets[idx])
+
+    @staticmethod
+    def normalize(tensor, mean, std):
+        mean = torch.as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
+        return tensor.sub(mean)
+
+    def stats(self, x: torch.Tensor):
+        return x.max().item()
+
+class Scorer:
+    def score(self, logits: torch.Tensor):
+        return logits.max().item()
+"""
+
+
+def test_methods_of_a_dataset_are_host_code() -> None:
+    # DataLoader workers build samples on the host; a plain class's method keeps its finding.
+    assert shown(DATASET) == [("SYNC101", 19)]
+
+
+def test_a_class_named_for_a_dataset_is_host_code_too() -> None:
+    assert shown(DATASET.replace("class _Digits(Dataset):", "class PackedDataset:")) == [("SYNC101", 19)]
+    assert shown(DATASET.replace("class _Digits(Dataset):", "class Digits:")) == [
+        ("SYNC101", 15), ("SYNC101", 19), ("SYNC201", 11),
+    ]
+
+
+XLA_STRATEGY = """\
+import torch
+
+class {cls}:
+    def broadcast(self, obj):
+        data = torch.tensor([1, 2, 3], device=self.root_device)
+        obj = obj.to(self.root_device)
+        return data.cpu()
+"""
+
+
+@pytest.mark.parametrize(("cls", "filename", "uploads_shown"), [
+    ("XLAStrategy", "strategies/xla.py", False),
+    ("SingleTPUStrategy", "strategies/single.py", False),
+    ("DDPStrategy", "strategies/xla_fsdp.py", False),
+    ("DDPStrategy", "strategies/ddp.py", True),
+])
+def test_uploads_to_an_xla_device_are_not_waits(cls: str, filename: str, uploads_shown: bool) -> None:
+    # A lazy XLA device queues the transfer; reading back (``.cpu()``) still runs the graph and waits.
+    found = shown(XLA_STRATEGY.format(cls=cls), filename)
+    uploads = [("SYNC201", 5)] if uploads_shown else []
+    assert [f for f in found if f[0] != "SYNC103"] == uploads
+    assert ("SYNC103", 7) in found

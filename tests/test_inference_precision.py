@@ -800,3 +800,60 @@ def test_an_object_built_with_a_device_and_a_device_group_is_no_host_data() -> N
         "            tensor.copy_(self.comm.broadcast(tensor, 0))\n"
     )
     assert _codes(body) == []
+
+
+def test_iterating_a_reversed_host_tensor_gives_host_elements() -> None:
+    body = (
+        "def pad(max_size: torch.Tensor, local_size: torch.Tensor):\n"
+        "    pad_by = (max_size - local_size).cpu()\n"
+        "    dims = [val.item() for val in reversed(pad_by)]\n"
+        "    for val in reversed(max_size):\n"
+        "        dims.append(val.item())\n"
+        "    return dims\n"
+    )
+    # The copy itself and the elements of the device tensor; not those of its host copy.
+    assert [(d.code, d.start.row) for d in lint(HEADER + body)] == [("SYNC103", 6), ("SYNC101", 9)]
+
+
+def test_a_device_type_tested_against_a_list_of_accelerators_narrows() -> None:
+    body = (
+        "def communities(embeddings: torch.Tensor, scores: torch.Tensor):\n"
+        "    if embeddings.device.type in ['cuda', 'npu']:\n"
+        "        return embeddings.topk(3).indices.cpu()\n"
+        "    if embeddings.device.type not in ('cuda', 'xpu'):\n"
+        "        return embeddings.cpu().numpy()\n"
+        "    return embeddings.cpu()\n"
+    )
+    # Host where the type is none of the accelerators; a device tensor where it is one of them.
+    found = [(d.code, d.start.row, d.confidence) for d in lint(HEADER + body)]
+    assert found == [("SYNC103", 7, Confidence.HIGH), ("SYNC103", 10, Confidence.HIGH)]
+
+
+def test_a_dtype_a_torch_function_computes_is_a_cast_target() -> None:
+    body = (
+        "def fold(path: str):\n"
+        "    embeddings = torch.load(path, map_location='cpu')\n"
+        "    return embeddings.to(torch.promote_types(embeddings.dtype, torch.float32))\n"
+    )
+    assert _codes(body) == []
+
+
+def test_torch_functions_answering_python_numbers_give_no_tensor() -> None:
+    body = (
+        "def worker_init(worker_id: int, log):\n"
+        "    base_seed = torch.initial_seed() - worker_id\n"
+        "    log.debug(f'seed {base_seed} threads {torch.get_num_threads()}')\n"
+        "    return int(base_seed)\n"
+    )
+    assert _codes(body) == []
+
+
+def test_uploads_to_a_device_named_for_xla_are_weak_findings() -> None:
+    body = (
+        "def restore(xla_device, device):\n"
+        "    a = torch.get_rng_state().to(xla_device)\n"
+        "    b = torch.get_rng_state().to(device)\n"
+        "    return a, b\n"
+    )
+    found = [(d.code, d.start.row, d.confidence) for d in lint(HEADER + body)]
+    assert found == [("SYNC202", 6, Confidence.LOW), ("SYNC202", 7, Confidence.MEDIUM)]

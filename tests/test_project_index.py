@@ -667,6 +667,32 @@ def test_copies_of_one_method_in_several_classes_pool_their_calls(tmp_path: Path
     assert ("SYNC501", 6) in findings(tmp_path, files, "pkg/qwen.py")
 
 
+SCHEDULER_COPIES = """
+import numpy as np
+import torch
+
+class {name}:
+    def set_timesteps(self, n, sigmas=None):
+        sigmas = {sigmas}
+        return self._convert_to_exponential(in_sigmas=sigmas, num_inference_steps=n)
+
+    def _convert_to_exponential(self, in_sigmas: torch.Tensor, num_inference_steps: int):
+        sigma_min = in_sigmas[-1].item()
+        return np.exp(np.linspace(np.log(sigma_min), 0.0, num_inference_steps))
+"""
+
+
+def test_a_method_called_through_self_in_its_own_module_gets_only_that_modules_calls(tmp_path: Path) -> None:
+    # Each scheduler calls its own copy of the helper: another module's call of its copy with data
+    # of unknown place says nothing of this one, which only ever gets numpy data.
+    files = package(
+        euler=SCHEDULER_COPIES.format(name="Euler", sigmas="np.flip(np.array(sigmas)).copy()"),
+        heun=SCHEDULER_COPIES.format(name="Heun", sigmas="self.make(sigmas)"),
+    )
+    assert findings(tmp_path, files, "pkg/euler.py") == []
+    assert ("SYNC101", 11) in findings(tmp_path, files, "pkg/heun.py")
+
+
 def test_a_none_default_some_call_gives_is_a_value_of_unknown_place(tmp_path: Path) -> None:
     quantizer = """
     import torch

@@ -81,6 +81,18 @@ CORPORA = (
     # Added for uniform41: TorchMetrics (metric states, reductions and functional metrics on the
     # user's tensors), never tuned on; drawn beside uniform40.
     Corpus("torchmetrics", "1.9.0"),
+    # Added for uniform42: PyTorch Lightning (trainer loop, strategies, loggers, callbacks, fabric),
+    # never tuned on; drawn at the start of session 14 from its first commit.
+    Corpus("lightning", "2.6.6"),
+    # Added for uniform43: sentence-transformers (embedding models, losses, evaluators, cross-encoders,
+    # sparse encoders), never tuned on; drawn beside uniform42.
+    Corpus("sentence_transformers", "6.2.0"),
+    # Added for uniform44: timm (vision model zoo: layers, models, training scripts, data loaders,
+    # optimizers), never tuned on; drawn in session 14 after its first changes.
+    Corpus("timm", "1.0.31"),
+    # Added for uniform45: LLaMA-Factory (fine-tuning front end: data processors, trainers, model
+    # patches, inference engines), never tuned on; drawn beside uniform44.
+    Corpus("llamafactory", "0.9.5"),
 )
 
 

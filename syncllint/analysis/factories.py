@@ -33,12 +33,20 @@ _DTYPE_BY_NAME = {
 }
 
 
+# torch functions that return a dtype: ``x.to(torch.promote_types(x.dtype, torch.float32))`` casts.
+_DTYPE_FUNCTIONS = frozenset(("torch.promote_types", "torch.result_type", "torch.get_default_dtype"))
+
+
 def looks_up_a_torch_dtype(node: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str | None]) -> bool:
     """``getattr(torch, weight_info["dtype"])``: a dtype (or a function) read off the torch module by
-    name (devices are not attributes of it), the cast target of ``.to(...)``."""
+    name (devices are not attributes of it), the cast target of ``.to(...)``; or a dtype a torch
+    function computes (``torch.promote_types(a, b)``)."""
+    if not isinstance(node, cst.Call):
+        return False
+    if qualify(node.func) in _DTYPE_FUNCTIONS:
+        return True
     return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
+        isinstance(node.func, cst.Name)
         and node.func.value == "getattr"
         and len(node.args) >= 2
         and qualify(node.args[0].value) == "torch"

@@ -47,6 +47,13 @@ def is_torch_module(node: cst.ClassDef) -> bool:
     return any(isinstance(member, cst.FunctionDef) and member.name.value in _FORWARDS for member in body)
 
 
+def is_dataset(node: cst.ClassDef) -> bool:
+    """A ``Dataset`` by its name or a base's (``class _MNIST(Dataset)``, ``PackedDataset``): its
+    samples are built in DataLoader workers, on the host."""
+    bases = [(dotted_name(base.value) or "").rsplit(".", 1)[-1] for base in node.bases if base.keyword is None]
+    return any(name.endswith("Dataset") for name in (node.name.value, *bases))
+
+
 def exposes_device_memory(node: cst.ClassDef) -> bool:
     """A class that defines ``__cuda_array_interface__`` (a method, a property, or an attribute its
     methods set): its objects describe device memory, so ``torch.as_tensor(obj, device=d)`` wraps

@@ -48,7 +48,10 @@ class HostContext:
     # Names of host hooks (``host-functions``), pipeline steps, and the module functions they call.
     host_functions: frozenset[str] = frozenset()
 
-    def function_is_host(self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool) -> bool:
+    def function_is_host(
+        self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool, in_dataset: bool = False
+    ) -> bool:
+        """``in_dataset``: a method of a ``Dataset``, whose samples DataLoader workers build on the host."""
         name = node.name.value
         if name in self.output_side:
             return False
@@ -56,7 +59,7 @@ class HostContext:
             return True
         if name in self.host_functions:
             return True
-        if enclosing_class is not None and _is_host_class(enclosing_class):
+        if in_dataset or enclosing_class is not None and _is_host_class(enclosing_class):
             return True
         return self.test_module and id(node) not in self.shows_device
 

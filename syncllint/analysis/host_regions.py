@@ -9,6 +9,8 @@ host code). The function itself is not host code: a device argument there is sti
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 # The host slot of a walker frame: host code by function (``forward_cpu``, a processor, a host
@@ -22,6 +24,18 @@ HOST_SLOT = 3
 
 # Platform queries (``current_platform.is_tpu()``) whose branch runs where no CUDA queue is.
 _NON_CUDA_PLATFORMS = frozenset(("is_cpu", "is_tpu"))
+
+
+# ``XLAStrategy``, ``TPUAccelerator``, ``_xla_broadcast``, ``strategies/xla_fsdp.py``: code written for
+# a lazy XLA device. Uploading there queues a transfer and runs nothing pending, so the host does
+# not wait (reading back, ``.cpu()`` / ``.item()``, still runs the graph and waits).
+_LAZY_DEVICE_CLASS = re.compile(r"XLA|Xla|TPU|Tpu")
+_LAZY_DEVICE_WORD = re.compile(r"(?:^|_)(?:xla|tpu)(?:_|$)")
+
+
+def names_a_lazy_device(name: str, is_class: bool = False) -> bool:
+    """Whether a class, function or module name says its code is for an XLA (TPU) device."""
+    return bool((_LAZY_DEVICE_CLASS if is_class else _LAZY_DEVICE_WORD).search(name))
 
 
 def runs_off_cuda(test: cst.BaseExpression) -> bool:

@@ -10,6 +10,16 @@ from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, UNKNOWN, Place, Val
 
 def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
     """Bind ``for target in iterable`` (and comprehension targets): elements of what is iterated."""
+    if (
+        isinstance(iterable, cst.Call)
+        and len(iterable.args) == 1
+        and not iterable.args[0].star
+        and iterable.args[0].keyword is None
+        and inference.imports.qualify(iterable.func) == "reversed"
+    ):
+        # ``for val in reversed(pad_by)``: the same elements, last first.
+        bind_loop_target(inference, target, iterable.args[0].value)
+        return
     value = inference.infer(iterable)
     if isinstance(iterable, cst.Call) and inference.imports.qualify(iterable.func) in ("range", "enumerate"):
         if isinstance(target, cst.Tuple) and len(target.elements) == 2:

@@ -162,6 +162,8 @@ class Narrowing:
 
     def _compared(self, test: cst.Comparison) -> tuple[Facts, Facts]:
         target = test.comparisons[0]
+        if isinstance(target.operator, (cst.In, cst.NotIn)):
+            return self._membership(test.left, target.comparator, isinstance(target.operator, cst.In))
         if not isinstance(target.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
             return (), ()
         for tensor_side, spec_side in ((test.left, target.comparator), (target.comparator, test.left)):
@@ -180,6 +182,20 @@ class Narrowing:
             facts: tuple[Facts, Facts] = (((tensor, place),), ((tensor, _other(place)),))
             return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
         return (), ()
+
+    def _membership(self, left: cst.BaseExpression, choices: cst.BaseExpression, holds: bool) -> tuple[Facts, Facts]:
+        """``t.device.type in ["cuda", "npu"]``: every choice an accelerator (or every one the CPU)
+        says as much as ``==`` would."""
+        if not isinstance(choices, (cst.List, cst.Tuple, cst.Set)) or not choices.elements:
+            return (), ()
+        specs = {self._inference.device_spec(element.value) for element in choices.elements}
+        spec = specs.pop() if len(specs) == 1 else None
+        tensor = _device_owner(left)
+        if spec is None or tensor is None or isinstance(tensor, cst.Name) and tensor.value in ("self", "cls"):
+            return (), ()
+        place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
+        facts: tuple[Facts, Facts] = (((tensor, place),), ((tensor, _other(place)),))
+        return facts if holds else (facts[1], facts[0])
 
     def _apply(self, facts: Facts) -> list[_Saved]:
         saved: list[_Saved] = []

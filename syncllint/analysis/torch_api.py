@@ -88,6 +88,8 @@ TORCH_HOST_FUNCTIONS = frozenset(
     for n in (
         "is_tensor is_floating_point is_complex numel is_grad_enabled is_inference_mode_enabled "
         "get_default_dtype get_default_device device dtype Size finfo iinfo manual_seed "
+        "initial_seed seed random.initial_seed random.seed get_num_threads get_num_interop_threads "
+        "are_deterministic_algorithms_enabled get_float32_matmul_precision "
         "cuda.is_available cuda.device_count cuda.current_device cuda.get_device_name "
         "save compile jit.script jit.trace no_grad inference_mode enable_grad set_grad_enabled "
         "autocast amp.autocast cpu.amp.autocast profiler.profile profiler.record_function "

@@ -80,6 +80,8 @@ class Rule:
     # Host code makes a tensor of unknown device a host tensor, which lowers most findings; a
     # host->device copy with a device argument only gets more certain there.
     kept_in_host_code: ClassVar[bool] = False
+    # A host->device upload: no wait when the device is a lazy XLA device (the walker lowers it there).
+    uploads_to_the_device: ClassVar[bool] = False
 
     def visitors(self) -> dict[str, Callable[[cst.CSTNode, RuleContext], None]]:
         """``{"Call": self.visit_Call, ...}`` for the engine's dispatch table."""

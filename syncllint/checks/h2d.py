@@ -23,6 +23,7 @@ _CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 class TensorFromHostData(Rule):
     code = "SYNC201"
     kept_in_host_code = True
+    uploads_to_the_device = True
     fix_applicability = Applicability.SAFE
     name = "tensor-from-host-data"
     family = "host->device copies"

@@ -6,6 +6,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
+from syncllint.analysis.host_regions import names_a_lazy_device
 from syncllint.analysis.module_state import is_fresh_module
 from syncllint.analysis.values import DeviceLiteral, Place, Value
 from syncllint.checks.base import (
@@ -32,6 +33,9 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     target = keyword(call, "device") or positional(call, 0)
     if target is None or _names_a_dtype(target, ctx):
         return None
+    named = ctx.qualify(target.func if isinstance(target, cst.Call) else target) or ""
+    if any(names_a_lazy_device(part) for part in named.split(".")):
+        return Confidence.LOW  # ``.to(xm.xla_device())``: an upload to XLA is queued, nothing waits
     spec = ctx.inference.device_spec(target)
     if spec is DeviceLiteral.ACCELERATOR:
         return Confidence.HIGH
@@ -42,7 +46,6 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     target_value = ctx.inference.infer(target)
     if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
         return None  # the CPU, a tensor (``x.to(other)``)
-    named = ctx.qualify(target.func if isinstance(target, cst.Call) else target) or ""
     leaf = named.rsplit(".", 1)[-1]
     if not leaf and isinstance(target, cst.Attribute):
         leaf = target.attr.value  # ``.to(next(mlp.parameters()).dtype)``: no dotted name, still a dtype
@@ -78,6 +81,7 @@ def _is_pageable_host(value: Value) -> bool:
 class BlockingCopyToDevice(Rule):
     code = "SYNC202"
     kept_in_host_code = True
+    uploads_to_the_device = True
     fix_applicability = Applicability.SAFE
     triggers = ("cuda", ".to", "copy_")
     name = "blocking-copy-to-device"

@@ -107,9 +107,20 @@ class ProjectIndex:
         for module, summary in self.modules.items():
             # Tests call a model's internals with toy host data: what production code passes counts.
             production = not is_test_module(module.replace(".", "/") + ".py")
+            # ``self._fn(...)`` where the module defines the private ``_fn`` reaches that definition,
+            # not a copy in another module: diffusers' schedulers each call their own copy of
+            # ``_convert_to_exponential``, and one scheduler's arguments say nothing of another's.
+            # Public methods keep pooling: a framework calls ``compute_loss`` too, unseen, and the
+            # copies' calls together are the better hedge.
+            own_methods = {
+                name for key, function in summary.functions if function.method
+                and (name := key.split(".", 1)[1]).startswith("_") and not name.startswith("__")
+            }
             for call in summary.calls:
                 # ``x.fn(...)`` and ``self.fn(...)`` (a base class's method, maybe in another module).
                 name = call.target[1:] if call.target.startswith(BY_NAME) else call.target[5:] if call.target.startswith("self.") else ""
+                if name and call.target.startswith("self.") and name in own_methods:
+                    continue
                 if name and not name.startswith("__") and name != "forward" and production:
                     self._by_name.setdefault(name, []).append((module, call))
                 if name:
