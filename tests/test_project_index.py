@@ -693,6 +693,27 @@ def test_a_method_called_through_self_in_its_own_module_gets_only_that_modules_c
     assert ("SYNC101", 11) in findings(tmp_path, files, "pkg/heun.py")
 
 
+EMA = """
+import torch
+
+class Strategy:
+    def moving_average(self, model, model_ema, beta=0.99, device="cpu"):
+        for param, param_ema in zip(model.parameters(), model_ema.parameters()):
+            data = param.data.to(device)
+            param_ema.data.copy_((1 - beta) * data + beta * param_ema.data)
+"""
+
+
+def test_a_cpu_device_default_every_call_replaces_is_the_callers_device(tmp_path: Path) -> None:
+    # Every call passes "cuda": the move is no copy to the host. A call that keeps the default
+    # runs the CPU path, and the move of the parameters there is a blocking copy to the host.
+    actor = "def step(strategy, actor, ema):\n    strategy.moving_average(actor, ema, 0.9, {device})\n"
+    files = package(strategy=EMA, actor=actor.format(device='"cuda"'))
+    assert findings(tmp_path, files, "pkg/strategy.py") == []
+    files["pkg/other.py"] = "def keep(strategy, actor, ema):\n    strategy.moving_average(actor, ema)\n"
+    assert ("SYNC103", 7) in findings(tmp_path, files, "pkg/strategy.py")
+
+
 def test_a_none_default_some_call_gives_is_a_value_of_unknown_place(tmp_path: Path) -> None:
     quantizer = """
     import torch

@@ -93,6 +93,14 @@ CORPORA = (
     # Added for uniform45: LLaMA-Factory (fine-tuning front end: data processors, trainers, model
     # patches, inference engines), never tuned on; drawn beside uniform44.
     Corpus("llamafactory", "0.9.5"),
+    # Added for uniform46: vLLM's files that no earlier round labelled (fresh files only), drawn at
+    # 0b23898; the corpus is the vLLM entry above.
+    # Added for uniform47: OpenRLHF (RLHF training on Ray, DeepSpeed and vLLM: PPO/GRPO trainers,
+    # experience makers, reward models), never tuned on; drawn in session 14.
+    Corpus("openrlhf", "0.11.2"),
+    # Added for uniform48: OpenCLIP (CLIP/CoCa models, contrastive losses, zero-shot evaluation,
+    # training loop), never tuned on; drawn beside uniform47.
+    Corpus("open_clip_torch", "3.3.0"),
 )
 
 

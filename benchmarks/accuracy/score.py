@@ -210,7 +210,7 @@ def main() -> None:
     parser.add_argument("--select", default=None, help="rule selection (default: the linter's default + SYNC7)")
     parser.add_argument("--quiet", action="store_true", help="figures only, no lists")
     parser.add_argument(
-        "--sample", choices=("all", "stratified", "uniform", "uniform2", "uniform3", "uniform4", "uniform5", "uniform6", "uniform7", "uniform8", "uniform9", "uniform10", "uniform11", "uniform12", "uniform13", "uniform14", "uniform15", "uniform16", "uniform17", "uniform18", "uniform19", "uniform20", "uniform21", "uniform22", "uniform23", "uniform24", "uniform25", "uniform26", "uniform27", "uniform28", "uniform29", "uniform30", "uniform31", "uniform32", "uniform33", "uniform34", "uniform35", "uniform36", "uniform37", "uniform38", "uniform39", "uniform40", "uniform41", "uniform42", "uniform43", "uniform44", "uniform45"), default="all",
+        "--sample", choices=("all", "stratified", "uniform", "uniform2", "uniform3", "uniform4", "uniform5", "uniform6", "uniform7", "uniform8", "uniform9", "uniform10", "uniform11", "uniform12", "uniform13", "uniform14", "uniform15", "uniform16", "uniform17", "uniform18", "uniform19", "uniform20", "uniform21", "uniform22", "uniform23", "uniform24", "uniform25", "uniform26", "uniform27", "uniform28", "uniform29", "uniform30", "uniform31", "uniform32", "uniform33", "uniform34", "uniform35", "uniform36", "uniform37", "uniform38", "uniform39", "uniform40", "uniform41", "uniform42", "uniform43", "uniform44", "uniform45", "uniform46", "uniform47", "uniform48"), default="all",
         help="score only the first (stratified) sample or one held-out uniform round",
     )
     args = parser.parse_args()

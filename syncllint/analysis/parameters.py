@@ -99,8 +99,11 @@ class ParameterBinding:
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
                 # ``forward(self, x, labels=None)`` an optional tensor.
                 if not is_none:
-                    # ``device="cpu"``: a device spec the code spells out.
+                    # ``device="cpu"``: a device spec the code spells out, unless every call gives
+                    # another (``moving_average(..., "cuda")``).
                     spec = self.device_spec(param.default)
+                    if spec and overridden:
+                        spec = None
                     value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
                 else:
                     # ``device=None`` that a call gives (``device=module.levels.device``): a value after all.

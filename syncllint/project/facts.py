@@ -243,6 +243,12 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
         given = dict(zip(function.params, call.positional))
         given.update(call.keywords)
         overridden.update(name for name, kind in given.items() if kind == NOT_HOST and defaults.get(name) == NO_VALUE)
+        # ``device="cpu"`` that a call replaces (``moving_average(..., "cuda")``): where no call
+        # leaves the default, the code runs with the callers' device, not the default's.
+        overridden.update(
+            name for name, kind in given.items()
+            if kind in (NOT_HOST, DEVICE_DATA) and defaults.get(name) == HOST_DATA and "device" in name
+        )
         for name in [*given, *(unset_flags if call.star else ())]:
             unset_flags.pop(name, None)
         for name, kinds in seen.items():
@@ -257,7 +263,7 @@ def _filled(function: FunctionSummary, calls: list[CallSummary]) -> dict[str, st
             found[name] = HOST
         elif shown == {DEVICE_DATA}:
             found[name] = DEVICE
-        elif name in overridden:
+        elif name in overridden and (defaults.get(name) != HOST_DATA or HOST_DATA not in shown):
             found[name] = GIVEN
     found.update((name, FLAG_TRUE if flag else FLAG_FALSE) for name, flag in unset_flags.items())
     return found
