@@ -21,7 +21,6 @@ from syncllint.analysis.conventions import (
 )
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_context import host_context
-from syncllint.analysis.host_regions import names_a_lazy_device
 from syncllint.analysis.host_usage import host_shown
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.module_index import ModuleIndex
@@ -233,7 +232,6 @@ def _walk(
         linked.allowed_callees
     )
     walker.kernel_bodies = frozenset(index.kernel_bodies)
-    walker.lazy_device_module = names_a_lazy_device(Path(path).stem)
     walker.host_shown = host_shown(index.keyed_defs, source_text)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
     return walker

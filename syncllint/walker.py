@@ -13,7 +13,6 @@ from syncllint.analysis.blocks import BlockFacts, ends_flow
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.function_kinds import (
     exposes_device_memory,
-    is_dataset,
     is_torch_module,
 )
 from syncllint.analysis.growing import note_growth
@@ -75,6 +74,12 @@ class RawFinding:
     fix: FixProposal | None
 
 
+@dataclass(frozen=True)
+class _EnclosingClass:
+    torch_module: bool  # an ``nn.Module``: its ``__init__`` builds layers
+    host: bool  # its methods are host code (``HostContext.class_is_host``)
+
+
 class BatchedWalker(cst.CSTVisitor):
     # The project's host->device helper ("pkg.mod:func"), for fixes that can use it.
     h2d_helper: str | None = None
@@ -84,8 +89,6 @@ class BatchedWalker(cst.CSTVisitor):
     kernel_bodies: frozenset[str] = frozenset()
     # ``id(function)`` -> names its code shows are host tensors (``host_usage.host_shown``).
     host_shown: dict[int, frozenset[str]] = {}
-    # The module's file is named for a lazy XLA device (``strategies/xla.py``).
-    lazy_device_module: bool = False
 
     def __init__(
         self,
@@ -105,9 +108,7 @@ class BatchedWalker(cst.CSTVisitor):
         self.module_imports_torch = module_imports_torch
         self.module_imports_numpy = module_imports_numpy
         self._host = host
-        self._classes: list[str] = []
-        self._torch_module_classes: list[bool] = []  # per enclosing class: an ``nn.Module``?
-        self._dataset_classes: list[bool] = []  # per enclosing class: a ``Dataset``?
+        self._classes: list[_EnclosingClass] = []
         # Where the framework builds models under ``with torch.device(target)`` (vLLM, sglang):
         # factories in an ``nn.Module``'s ``__init__`` build on the accelerator.
         self.builds_models_on_device = False
@@ -148,7 +149,7 @@ class BatchedWalker(cst.CSTVisitor):
             return
         if frame[3] == OFF_CUDA_REGION:
             confidence = Confidence.LOW  # ``if current_platform.is_tpu():``: no CUDA queue to wait for
-        elif rule.uploads_to_the_device and (self.lazy_device_module or self._lazy_device_scopes):
+        elif rule.uploads_to_the_device and (self._host.lazy_device_module or self._lazy_device_scopes):
             confidence = Confidence.LOW  # an upload to an XLA device queues a transfer, nothing waits
         elif frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
             # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
@@ -203,9 +204,7 @@ class BatchedWalker(cst.CSTVisitor):
             self.inference.enter_function()
             self.inference.bind_parameters(node.params, tensor_by_default=False)
         elif isinstance(node, cst.ClassDef):
-            self._classes.append(node.name.value)
-            self._torch_module_classes.append(is_torch_module(node))
-            self._dataset_classes.append(is_dataset(node))
+            self._classes.append(_EnclosingClass(is_torch_module(node), self._host.class_is_host(node)))
             if exposes_device_memory(node):
                 self.inference.device_memory_classes.add(node.name.value)
             self.inference.enter_class()
@@ -262,8 +261,6 @@ class BatchedWalker(cst.CSTVisitor):
                 self.inference.bind(node.name, PYTHON)
         elif isinstance(node, cst.ClassDef):
             self._classes.pop()
-            self._torch_module_classes.pop()
-            self._dataset_classes.pop()
             self.inference.exit_class()
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             self._frames[-1][1] -= 1
@@ -289,9 +286,8 @@ class BatchedWalker(cst.CSTVisitor):
     def _enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         hot = self._frames[-1][2] or any(fnmatch.fnmatchcase(name, p) for p in self._hot_patterns)
-        enclosing_class = self._classes[-1] if self._classes else None
-        in_dataset = bool(self._dataset_classes) and self._dataset_classes[-1]
-        host = self._host.function_is_host(node, enclosing_class, bool(self._frames[-1][3]), in_dataset)
+        in_host_class = bool(self._classes) and self._classes[-1].host
+        host = self._host.function_is_host(node, in_host_class, bool(self._frames[-1][3]))
         # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
         # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
         allowed = name in self.kernel_bodies or name in self.allowed_callees
@@ -306,7 +302,7 @@ class BatchedWalker(cst.CSTVisitor):
         building = name == "__init__" or name in self.init_only_methods
         # A module function only ``__init__`` calls (``_get_alibi_slopes``) runs while the model is built too.
         top_level = not self._classes and len(self._frames) == 2
-        in_model = method and self._torch_module_classes[-1] or top_level and name in self.model_init_functions
+        in_model = method and self._classes[-1].torch_module or top_level and name in self.model_init_functions
         if building and in_model and self.builds_models_on_device and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
         # ``forward`` of a module gets tensors unless annotated otherwise.

@@ -12,6 +12,15 @@ def _codes(body: str) -> list[str]:
     return codes(HEADER + body)
 
 
+def _found(body: str) -> list[tuple[str, int]]:
+    """(code, row) of every finding, rows counted from the top of ``HEADER``."""
+    return [(d.code, d.start.row) for d in lint(HEADER + body)]
+
+
+def _found_with_confidence(body: str) -> list[tuple[str, int, Confidence]]:
+    return [(d.code, d.start.row, d.confidence) for d in lint(HEADER + body)]
+
+
 def test_triton_kernels_are_device_code() -> None:
     body = (
         "@triton.jit\n"
@@ -546,7 +555,7 @@ def test_hugging_face_outputs_asked_for_as_torch_tensors_are_host_tensors() -> N
         "        return self.encoder(ids.to(device))\n"
     )
     # Nothing waits on the host data; its blocking move to the device is the one copy that does.
-    assert [(d.code, d.start.row) for d in lint(HEADER + body)] == [("SYNC202", 15)]
+    assert _found(body) == [("SYNC202", 15)]
 
 
 def test_a_comparison_with_a_string_is_no_tensor_test() -> None:
@@ -570,7 +579,7 @@ def test_moving_a_tensor_built_empty_copies_nothing() -> None:
         "    one = torch.tensor([1.0]).to('cuda')\n"
         "    return chosen, rejected, one\n"
     )
-    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC202", 8)]
+    assert _found(body) == [("SYNC202", 8)]
 
 
 def test_zip_with_strict_yields_rows_too() -> None:
@@ -597,7 +606,7 @@ def test_enumerate_over_zip_binds_the_rows_of_each_side() -> None:
         "        pass\n"
     )
     # The blocking copies to the host, and the read of a device row; none on the host rows.
-    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC103", 6), ("SYNC103", 6), ("SYNC101", 10)]
+    assert _found(body) == [("SYNC103", 6), ("SYNC103", 6), ("SYNC101", 10)]
 
 
 def test_arithmetic_that_never_gives_bools_is_an_index_not_a_mask() -> None:
@@ -613,7 +622,7 @@ def test_arithmetic_that_never_gives_bools_is_an_index_not_a_mask() -> None:
         "        return rows, picked\n"
     )
     # A gather by token ids is no mask read; writing a scalar through it is an integer-index write.
-    assert [(f.code, f.start.row) for f in lint(HEADER + body)] == [("SYNC301", 11), ("SYNC403", 12)]
+    assert _found(body) == [("SYNC301", 11), ("SYNC403", 12)]
 
 
 def test_generator_states_are_host_tensors_and_autocast_is_no_tensor() -> None:
@@ -640,7 +649,7 @@ def test_a_device_variable_compared_with_the_cpu_names_an_accelerator_on_the_oth
         "        tensor = tensor.to(device)\n"
         "    return tensor\n"
     )
-    found = [(f.code, f.start.row, f.confidence) for f in lint(HEADER + body)]
+    found = _found_with_confidence(body)
     assert found == [("SYNC202", 8, Confidence.HIGH)]
 
 
@@ -654,7 +663,7 @@ def test_device_checks_narrow_the_arms_of_a_conditional_expression() -> None:
         "    return on_cuda, blocking\n"
     )
     # Only the move on the CUDA arm copies; the ``else`` arm's device is the CPU.
-    assert [(f.code, f.start.row, f.confidence) for f in lint(HEADER + body)] == [("SYNC202", 9, Confidence.HIGH)]
+    assert _found_with_confidence(body) == [("SYNC202", 9, Confidence.HIGH)]
 
 
 def test_dtype_aliases_unpacked_keyword_dicts_and_host_checks_are_no_device_evidence() -> None:
@@ -812,7 +821,7 @@ def test_iterating_a_reversed_host_tensor_gives_host_elements() -> None:
         "    return dims\n"
     )
     # The copy itself and the elements of the device tensor; not those of its host copy.
-    assert [(d.code, d.start.row) for d in lint(HEADER + body)] == [("SYNC103", 6), ("SYNC101", 9)]
+    assert _found(body) == [("SYNC103", 6), ("SYNC101", 9)]
 
 
 def test_a_device_type_tested_against_a_list_of_accelerators_narrows() -> None:
@@ -825,7 +834,7 @@ def test_a_device_type_tested_against_a_list_of_accelerators_narrows() -> None:
         "    return embeddings.cpu()\n"
     )
     # Host where the type is none of the accelerators; a device tensor where it is one of them.
-    found = [(d.code, d.start.row, d.confidence) for d in lint(HEADER + body)]
+    found = _found_with_confidence(body)
     assert found == [("SYNC103", 7, Confidence.HIGH), ("SYNC103", 10, Confidence.HIGH)]
 
 
@@ -855,5 +864,5 @@ def test_uploads_to_a_device_named_for_xla_are_weak_findings() -> None:
         "    b = torch.get_rng_state().to(device)\n"
         "    return a, b\n"
     )
-    found = [(d.code, d.start.row, d.confidence) for d in lint(HEADER + body)]
+    found = _found_with_confidence(body)
     assert found == [("SYNC202", 6, Confidence.LOW), ("SYNC202", 7, Confidence.MEDIUM)]

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from syncllint.analysis.conventions import is_test_module
+from syncllint.analysis.function_kinds import is_dataset
+from syncllint.analysis.host_regions import names_a_lazy_device
 from syncllint.analysis.module_index import ModuleIndex, closure
 
 HOST_CLASS_SUFFIXES = (
@@ -47,11 +49,11 @@ class HostContext:
     shows_device: frozenset[int] = frozenset()
     # Names of host hooks (``host-functions``), pipeline steps, and the module functions they call.
     host_functions: frozenset[str] = frozenset()
+    # The module's file is named for a lazy XLA device (``strategies/xla_fsdp.py``).
+    lazy_device_module: bool = False
 
-    def function_is_host(
-        self, node: cst.FunctionDef, enclosing_class: str | None, parent_is_host: bool, in_dataset: bool = False
-    ) -> bool:
-        """``in_dataset``: a method of a ``Dataset``, whose samples DataLoader workers build on the host."""
+    def function_is_host(self, node: cst.FunctionDef, in_host_class: bool, parent_is_host: bool) -> bool:
+        """``in_host_class``: a method of a class ``class_is_host`` says runs on the host."""
         name = node.name.value
         if name in self.output_side:
             return False
@@ -59,9 +61,15 @@ class HostContext:
             return True
         if name in self.host_functions:
             return True
-        if in_dataset or enclosing_class is not None and _is_host_class(enclosing_class):
+        if in_host_class:
             return True
         return self.test_module and id(node) not in self.shows_device
+
+    @staticmethod
+    def class_is_host(node: cst.ClassDef) -> bool:
+        """An input processor or collator by its name, or a ``Dataset``, whose samples DataLoader
+        workers build on the host."""
+        return _is_host_class(node.name.value) or is_dataset(node)
 
 
 def host_context(
@@ -93,7 +101,8 @@ def host_context(
         host_named |= steps
     test_module = is_test_module(path)
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
-    return HostContext(module_is_host, output_side, test_module, shows_device, host_named)
+    lazy_device = names_a_lazy_device(stem.rsplit(".", 1)[0])
+    return HostContext(module_is_host, output_side, test_module, shows_device, host_named, lazy_device)
 
 
 def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:

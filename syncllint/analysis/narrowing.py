@@ -10,7 +10,7 @@ Code that asks where a tensor lives tells the reader, and us, the answer on each
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -172,15 +172,9 @@ class Narrowing:
             if device is not None and spec is not None:
                 facts_: tuple[Facts, Facts] = (((device, spec),), ((device, _other(spec)),))
                 return facts_ if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts_[1], facts_[0])
-            tensor = _device_owner(tensor_side)
-            if isinstance(tensor, cst.Name) and tensor.value in ("self", "cls"):
-                continue  # ``self.device.type == "cuda"`` of a module: where its weights are; self is no tensor
-            spec = self._inference.device_spec(spec_side) if tensor is not None else None
-            if tensor is None or spec is None:
-                continue
-            place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
-            facts: tuple[Facts, Facts] = (((tensor, place),), ((tensor, _other(place)),))
-            return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
+            facts = _owner_facts(tensor_side, lambda: self._inference.device_spec(spec_side))
+            if facts is not None:
+                return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
         return (), ()
 
     def _membership(self, left: cst.BaseExpression, choices: cst.BaseExpression, holds: bool) -> tuple[Facts, Facts]:
@@ -189,12 +183,9 @@ class Narrowing:
         if not isinstance(choices, (cst.List, cst.Tuple, cst.Set)) or not choices.elements:
             return (), ()
         specs = {self._inference.device_spec(element.value) for element in choices.elements}
-        spec = specs.pop() if len(specs) == 1 else None
-        tensor = _device_owner(left)
-        if spec is None or tensor is None or isinstance(tensor, cst.Name) and tensor.value in ("self", "cls"):
+        facts = _owner_facts(left, lambda: specs.pop() if len(specs) == 1 else None)
+        if facts is None:
             return (), ()
-        place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
-        facts: tuple[Facts, Facts] = (((tensor, place),), ((tensor, _other(place)),))
         return facts if holds else (facts[1], facts[0])
 
     def _apply(self, facts: Facts) -> list[_Saved]:
@@ -237,6 +228,21 @@ def _other(place: Place | DeviceLiteral) -> Place | DeviceLiteral:
     if isinstance(place, DeviceLiteral):
         return DeviceLiteral.ACCELERATOR if place is DeviceLiteral.CPU else DeviceLiteral.CPU
     return Place.DEVICE if place is Place.HOST_TENSOR else Place.HOST_TENSOR
+
+
+def _owner_facts(
+    side: cst.BaseExpression, spec_of: Callable[[], DeviceLiteral | None]
+) -> tuple[Facts, Facts] | None:
+    """The facts (where it holds, where it fails) of a test that ``side`` (``t.device.type``) names
+    the device ``spec_of()`` reads, about the tensor ``t``; None when either is unknown."""
+    tensor = _device_owner(side)
+    if tensor is None or isinstance(tensor, cst.Name) and tensor.value in ("self", "cls"):
+        return None  # ``self.device.type == "cuda"`` of a module: where its weights are; self is no tensor
+    spec = spec_of()
+    if spec is None:
+        return None
+    place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
+    return ((tensor, place),), ((tensor, _other(place)),)
 
 
 def _device_variable(expr: cst.BaseExpression) -> cst.BaseExpression | None:
