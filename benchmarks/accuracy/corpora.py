@@ -101,6 +101,12 @@ CORPORA = (
     # Added for uniform48: OpenCLIP (CLIP/CoCa models, contrastive losses, zero-shot evaluation,
     # training loop), never tuned on; drawn beside uniform47.
     Corpus("open_clip_torch", "3.3.0"),
+    # Added for uniform49: Ultralytics YOLO (detection/segmentation/pose models, trainers, validators,
+    # predictors, NMS and box utilities, exporters), never tuned on; drawn at the start of session 15.
+    Corpus("ultralytics", "8.4.190"),
+    # Added for uniform50: ms-swift (ModelScope's fine-tuning and RLHF stack: trainers, GRPO rollouts,
+    # template encoding, model patches), never tuned on; drawn beside uniform49.
+    Corpus("ms_swift", "4.6.0"),
 )
 
 
