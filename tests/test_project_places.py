@@ -28,6 +28,20 @@ def test_comparisons_and_mask_combinations_beside_a_host_tensor(expression: str,
     assert READER.shows_host(ast.parse(expression, mode="eval").body) is host
 
 
+@pytest.mark.parametrize(
+    ("expression", "device"),
+    [
+        ("x_gpu", True),
+        ("self.ids_gpu + 1", True),
+        ("args.train.max_tokens_per_gpu", False),  # a quantity per device: a config number
+        ("max_tokens_per_gpu", False),
+        ("num_gpu", False),
+    ],
+)
+def test_a_device_suffix_shows_device_data_unless_it_counts_devices(expression: str, device: bool) -> None:
+    assert READER.shows_device(ast.parse(expression, mode="eval").body, {}) is device
+
+
 def test_a_module_function_called_with_masks_built_beside_host_ids_reads_host_masks() -> None:
     source = """\
 import torch

@@ -148,9 +148,15 @@ def test_forward_parameter_tested_directly_is_not_a_condition_finding() -> None:
 
 
 def test_device_suffix_alone_is_weak_evidence_for_python_protocols() -> None:
-    body = "def f(args, x_gpu):\n    per_device = 8 // max(1, args.n_gpu)\n    return max(x_gpu.sum(), 1)\n"
+    # ``args.n_gpu`` counts devices: no tensor at all.
+    body = (
+        "def f(args, x_gpu):\n"
+        "    per_device = 8 // max(1, args.scale_gpu)\n"
+        "    workers = max(1, args.n_gpu)\n"
+        "    return max(x_gpu.sum(), 1)\n"
+    )
     found = [(d.code, d.start.row, d.confidence.label) for d in lint(HEADER + body) if d.code.startswith("SYNC5")]
-    assert found == [("SYNC505", 7, "low"), ("SYNC505", 8, "high")]
+    assert found == [("SYNC505", 7, "low"), ("SYNC505", 9, "high")]
 
 
 def test_a_flag_beside_a_python_bool_is_not_its_cpu_mirrors_device_half() -> None:

@@ -36,7 +36,7 @@ class NamingConventions:
             return HOST_TENSOR  # a field kept on the host; ``host_indices``
         if attribute and not conventions_only and leaf in self._host_attributes:
             return HOST_TENSOR  # ``input_batch.num_tokens_no_spec``: ``np.zeros`` wherever it is set
-        if leaf.endswith(self._device_suffixes):
+        if leaf.endswith(self._device_suffixes) and not counts_devices(leaf):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
             return SUFFIX_DEVICE_TENSOR
         # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.
@@ -71,6 +71,13 @@ class NamingConventions:
         if isinstance(index, cst.Index):
             index = index.value
         return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
+
+
+def counts_devices(leaf: str) -> bool:
+    """``max_tokens_per_gpu``, ``num_gpu``: a quantity per device or of devices, not data on one.
+    (``num_tokens_gpu`` stays a device tensor: the count lives on the GPU.)"""
+    stem = leaf.rsplit("_", 1)[0]
+    return stem.endswith("_per") or stem in ("per", "num", "n")
 
 
 # What every model's forward takes on the device, whatever a processor keeps beside it.

@@ -35,6 +35,13 @@ def _subtree_ids(node: cst.CSTNode) -> set[int]:
     return found
 
 
+def _names_a_module(expr: cst.BaseExpression) -> bool:
+    """``model``, ``self.teacher_model``, ``backbone_module``: a network, whose text is its structure.
+    ``model.to(device)`` reads like a tensor move, but ``str(model)`` reads no tensor values."""
+    leaf = (dotted_name(expr) or "").rsplit(".", 1)[-1].lower()
+    return leaf.endswith(("model", "module")) or leaf in ("net", "network")
+
+
 def _is_text(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
@@ -64,7 +71,7 @@ class TensorToText(Rule):
 
     def _check(self, expr: cst.BaseExpression, ctx: RuleContext, cap: Confidence = Confidence.HIGH) -> None:
         confidence = value_confidence(ctx.inference.infer(expr))
-        if confidence is not None:
+        if confidence is not None and not _names_a_module(expr):
             if id(expr) in self._error_path:
                 cap = Confidence.LOW
             ctx.report(self, expr, _MESSAGE, min(confidence, cap))

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.naming import counts_devices
 
 # The place names, defined beside the summaries that carry them and re-exported here.
 from syncllint.project.records import DEVICE as DEVICE
@@ -70,11 +71,11 @@ class PlaceReader:
         if depth > 3:
             return False
         if isinstance(expr, ast.Name):
-            if expr.id.endswith(_DEVICE_SUFFIXES):
+            if expr.id.endswith(_DEVICE_SUFFIXES) and not counts_devices(expr.id):
                 return True
             return expr.id in locals_ and self.shows_device(locals_[expr.id], locals_, depth + 1)
         if isinstance(expr, ast.Attribute):
-            return expr.attr.endswith(_DEVICE_SUFFIXES)
+            return expr.attr.endswith(_DEVICE_SUFFIXES) and not counts_devices(expr.attr)
         if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
             return own == DEVICE
         if isinstance(expr, ast.Subscript):
