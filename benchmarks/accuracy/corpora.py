@@ -107,6 +107,12 @@ CORPORA = (
     # Added for uniform50: ms-swift (ModelScope's fine-tuning and RLHF stack: trainers, GRPO rollouts,
     # template encoding, model patches), never tuned on; drawn beside uniform49.
     Corpus("ms_swift", "4.6.0"),
+    # Added for uniform51: PyTorch Geometric (graph layers, message passing, samplers/loaders, sparse
+    # utilities, datasets), never tuned on; drawn in session 15 at 469274a.
+    Corpus("torch_geometric", "2.8.1"),
+    # Added for uniform52: LitGPT (GPT model zoo, generation, fine-tuning and pretraining scripts on
+    # Lightning Fabric), never tuned on; drawn beside uniform51.
+    Corpus("litgpt", "0.5.13"),
 )
 
 
