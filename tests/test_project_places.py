@@ -42,6 +42,26 @@ def test_a_device_suffix_shows_device_data_unless_it_counts_devices(expression: 
     assert READER.shows_device(ast.parse(expression, mode="eval").body, {}) is device
 
 
+def test_a_reduction_of_a_host_buffer_returned_by_a_helper_is_host_data() -> None:
+    source = """\
+import torch
+
+def validate(model, loader, n: int):
+    losses = torch.zeros(n)
+    for k, batch in enumerate(loader):
+        losses[k] = model(batch)
+    return losses.mean()
+
+def peak(scores: torch.Tensor):
+    return scores.cuda().max()
+
+def report(model, loader, scores):
+    loss = validate(model, loader, 4).item()
+    return loss, peak(scores).item()
+"""
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 14)]
+
+
 def test_a_module_function_called_with_masks_built_beside_host_ids_reads_host_masks() -> None:
     source = """\
 import torch

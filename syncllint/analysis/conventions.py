@@ -133,3 +133,10 @@ def is_test_module(path: str) -> bool:
     The file's own name decides: ``test_data/loader.py`` is no test for living in such a folder."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return any(fnmatch.fnmatch(name, pattern) for pattern in _TEST_MODULE_PATTERNS)
+
+
+def counts_devices(leaf: str) -> bool:
+    """``max_tokens_per_gpu``, ``num_gpu``: a quantity per device or of devices, not data on one.
+    (``num_tokens_gpu`` stays a device tensor: the count lives on the GPU.)"""
+    stem = leaf.rsplit("_", 1)[0]
+    return stem.endswith("_per") or stem in ("per", "num", "n")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis.conventions import counts_devices
 from syncllint.analysis.values import ASSUMED_TENSOR, HOST_TENSOR, NUMPY, Place, Value
 
 # A device tensor by name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
@@ -71,13 +72,6 @@ class NamingConventions:
         if isinstance(index, cst.Index):
             index = index.value
         return isinstance(index, cst.SimpleString) and index.value.strip("\"'") in self._host_keys
-
-
-def counts_devices(leaf: str) -> bool:
-    """``max_tokens_per_gpu``, ``num_gpu``: a quantity per device or of devices, not data on one.
-    (``num_tokens_gpu`` stays a device tensor: the count lives on the GPU.)"""
-    stem = leaf.rsplit("_", 1)[0]
-    return stem.endswith("_per") or stem in ("per", "num", "n")
 
 
 # What every model's forward takes on the device, whatever a processor keeps beside it.

@@ -50,11 +50,13 @@ METADATA_METHODS = frozenset(
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
-# Methods whose result stays where the receiver is (casts, copies, views): what holds for ``x`` on
-# the host holds for ``x.detach().float()`` (project summaries, usage evidence).
+# Methods whose result stays where the receiver is (casts, copies, views, reductions): what holds
+# for ``x`` on the host holds for ``x.detach().float()`` and ``losses.mean()`` (project summaries,
+# usage evidence).
 SAME_PLACE_METHODS = frozenset(
     "clone contiguous detach float double half bfloat16 long int short bool byte view reshape flatten "
-    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split abs ravel".split()
+    "squeeze unsqueeze transpose permute t narrow expand repeat chunk split abs ravel "
+    "sum mean std var prod max min amax amin argmax argmin norm cumsum".split()
 )
 # Methods that return a view of the same memory (no copy, no read of the data).
 VIEW_METHODS = frozenset(

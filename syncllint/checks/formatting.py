@@ -36,10 +36,10 @@ def _subtree_ids(node: cst.CSTNode) -> set[int]:
 
 
 def _names_a_module(expr: cst.BaseExpression) -> bool:
-    """``model``, ``self.teacher_model``, ``backbone_module``: a network, whose text is its structure.
+    """``model``, ``self.teacher_model``, ``self.smiles_encoder``: a network, whose text is its structure.
     ``model.to(device)`` reads like a tensor move, but ``str(model)`` reads no tensor values."""
     leaf = (dotted_name(expr) or "").rsplit(".", 1)[-1].lower()
-    return leaf.endswith(("model", "module")) or leaf in ("net", "network")
+    return leaf.endswith(("model", "module", "encoder", "decoder", "backbone")) or leaf in ("net", "network", "llm")
 
 
 def _is_text(expr: cst.BaseExpression) -> bool:

@@ -68,6 +68,21 @@ class BooleanMaskIndex(Rule):
             confidence,
         )
 
+    def visit_AugAssign(self, node: cst.CSTNode, ctx: RuleContext) -> None:
+        # ``x[mask] -= 1`` reads ``x[mask]`` first (then writes the result back as a tensor).
+        if not isinstance(node, cst.AugAssign) or not isinstance(node.target, cst.Subscript):
+            return
+        confidence = mask_confidence(node.target, ctx)
+        if confidence is None:
+            return
+        ctx.report(
+            self,
+            node.target,
+            "`x[mask] op= v` reads `x[mask]`, whose size is the number of true elements: the host must read "
+            "it back (a sync); write `x.copy_(torch.where(mask, x op v, x))` instead",
+            confidence,
+        )
+
 
 class MaskedWriteTensorValue(Rule):
     code = "SYNC401"

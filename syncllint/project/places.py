@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.naming import counts_devices
+from syncllint.analysis.conventions import counts_devices
 
 # The place names, defined beside the summaries that carry them and re-exported here.
 from syncllint.project.records import DEVICE as DEVICE
