@@ -113,6 +113,12 @@ CORPORA = (
     # Added for uniform52: LitGPT (GPT model zoo, generation, fine-tuning and pretraining scripts on
     # Lightning Fabric), never tuned on; drawn beside uniform51.
     Corpus("litgpt", "0.5.13"),
+    # Added for uniform53: MosaicML Composer (trainer, algorithms, callbacks, loggers, metrics,
+    # distributed utilities), never tuned on; drawn in session 15 at c9c7b73.
+    Corpus("mosaicml", "0.32.1"),
+    # Added for uniform54: Kornia (differentiable computer vision: geometry, augmentation, filters,
+    # feature matching, losses), never tuned on; drawn beside uniform53.
+    Corpus("kornia", "0.9.0"),
 )
 
 
