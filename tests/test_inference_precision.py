@@ -866,3 +866,22 @@ def test_uploads_to_a_device_named_for_xla_are_weak_findings() -> None:
     )
     found = _found_with_confidence(body)
     assert found == [("SYNC202", 6, Confidence.LOW), ("SYNC202", 7, Confidence.MEDIUM)]
+
+
+def test_torch_ops_on_python_numbers_and_unpacked_shapes_build_host_tensors() -> None:
+    body = (
+        "def padding(filt: torch.Tensor):\n"
+        "    _, _, h, w = filt.shape\n"
+        "    return int(torch.div(h, 2)), int(torch.div(w, 2)), int(torch.div(filt.cuda(), 2).sum())\n"
+    )
+    assert _found(body) == [("SYNC501", 7)]
+
+
+def test_private_torch_predicates_answer_python_bools() -> None:
+    body = (
+        "def swap(param, new):\n"
+        "    if torch._has_compatible_shallow_copy_type(param, new):\n"
+        "        return param\n"
+        "    return new\n"
+    )
+    assert _codes(body) == []

@@ -62,6 +62,27 @@ def report(model, loader, scores):
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 14)]
 
 
+def test_a_helper_indexing_a_module_constant_built_on_the_host_returns_host_data() -> None:
+    source = """\
+import torch
+
+_CODES = torch.tensor([16, 17, 18])
+_SCALE = torch.ones(3, device="cuda")
+
+def nearest(rgb):
+    return _CODES[rgb.argmin(1)]
+
+def scaled(rgb):
+    return _SCALE[rgb.argmin(1)]
+
+def render(image):
+    flat = image.cpu()
+    codes = torch.cat([nearest(c) for c in flat.split(4)]).tolist()
+    return codes, scaled(image).tolist()
+"""
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 13), ("SYNC102", 15)]
+
+
 def test_a_module_function_called_with_masks_built_beside_host_ids_reads_host_masks() -> None:
     source = """\
 import torch

@@ -188,6 +188,9 @@ class CallInference(FactoryInference):
                 args.extend(self.infer(el.value) for el in a.value.elements)
         tensors = [v for v in args if v.is_tensor]
         if not tensors:
+            if args and all(v.place is Place.PYTHON and v.zero_dim for v in args) and self.default_device is None:
+                # ``torch.div(h, 2)`` of Python numbers wraps them in a new tensor on the CPU.
+                return HOST_TENSOR if qualified.count(".") == 1 and keyword(call, "device") is None else UNKNOWN
             return TENSOR if qualified.count(".") == 1 else UNKNOWN
         # ``torch.cat([torch.zeros(1), prefix])``: joined tensors share one device, so a host part
         # shows where the rest is (as in a comparison; arithmetic may mix in a 0-d host scalar).

@@ -8,17 +8,14 @@ not flow-sensitive: the last binding seen wins.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 
 from syncllint.analysis.access import AccessInference
+from syncllint.analysis.binding import Binding, Scope, device_owner
 from syncllint.analysis.calls import CallInference
-from syncllint.analysis.growing import starts_empty
-from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.method_calls import MethodInference
-from syncllint.analysis.module_state import builds_a_host_module, module_state
 from syncllint.analysis.naming import NamingConventions, names_a_class
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
@@ -44,29 +41,14 @@ from syncllint.analysis.values import (
 # A literal list of more elements is data (numbers), not a handful of tensors: not read one by one.
 _CONTAINER_ELEMENTS_READ = 16
 
-
-@dataclass
-class _Scope:
-    names: dict[str, Value] = field(default_factory=dict)
-    default_device: DeviceLiteral | None = None
-    is_class: bool = False
-    # ``device = t.device``: the device names' owners, so a later ``assert t.is_cpu`` reaches them.
-    device_owners: dict[str, str] = field(default_factory=dict)
-    # Names bound once that the function's code shows are host tensors (``x.numpy()``: host_usage.py).
-    host_shown: frozenset[str] = frozenset()
-    # Lists that started empty and have grown only by host tensors since (growing.py).
-    growing: set[str] = field(default_factory=set)
-    # Names holding a module built on the host in this function, not moved since (module_state.py).
-    fresh_modules: set[str] = field(default_factory=set)
-
-
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # Arithmetic whose result is never a bool tensor: torch refuses ``-`` on bools, ``/`` gives floats.
 _NUMERIC_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
 class DeviceInference(
-    CallInference, MethodInference, AccessInference, LocalCalls, NamingConventions, PendingCopies, ParameterBinding
+    Binding, CallInference, MethodInference, AccessInference, LocalCalls, NamingConventions, PendingCopies,
+    ParameterBinding,
 ):
     def __init__(
         self,
@@ -104,13 +86,13 @@ class DeviceInference(
         # Attribute names that every ``self.<name> = ...`` of the project fills with host data.
         self._host_attributes = host_attributes
         self.device_memory_classes: set[str] = set()
-        self._scopes: list[_Scope] = [_Scope()]
+        self._scopes: list[Scope] = [Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
 
     # -- scopes -----------------------------------------------------------------------------
     def enter_function(self) -> None:
-        self._scopes.append(_Scope(default_device=self._scopes[-1].default_device))
+        self._scopes.append(Scope(default_device=self._scopes[-1].default_device))
         self._enter_pending_scope()
 
     def exit_function(self) -> None:
@@ -121,7 +103,7 @@ class DeviceInference(
         self._class_attrs.append({})
         # A class body binds its own names (dataclass fields ``counts: torch.Tensor``), which
         # its methods and the module do not see.
-        self._scopes.append(_Scope(default_device=self._scopes[-1].default_device, is_class=True))
+        self._scopes.append(Scope(default_device=self._scopes[-1].default_device, is_class=True))
 
     def exit_class(self) -> None:
         self._class_attrs.pop()
@@ -149,91 +131,6 @@ class DeviceInference(
                 assumed = named.assumed and not (value.is_tensor and not value.assumed)
                 return Value(named.place, value.dtype, value.zero_dim, assumed=assumed)
         return value
-
-    def bind(self, target: cst.BaseExpression, value: Value, *, rebinding: bool = True) -> None:
-        """``rebinding=False``: a loop or comprehension target, whose earlier value says nothing."""
-        self._mark_pending(target, False)
-        if isinstance(target, cst.Name):
-            if not rebinding:  # a new object each iteration: what its attributes held is gone
-                names = self._scopes[-1].names
-                prefix = target.value + "."
-                for stale in [k for k in names if k.startswith(prefix)]:
-                    del names[stale]
-                self._scopes[-1].device_owners.pop(target.value, None)
-            previous = self._scopes[-1].names.get(target.value) if rebinding else None
-            if value.place is Place.UNKNOWN and not value.layer and previous is not None and previous.is_tensor:
-                # ``labels = merged["labels"]`` / ``h = self.helper(h)``: an opaque rebinding of a
-                # tensor is most likely a tensor still, though where is no longer certain.
-                place = Place.HOST_TENSOR if previous.place is Place.HOST_TENSOR else Place.TENSOR
-                value = Value(place, assumed=previous.assumed)
-            if target.value in self._scopes[-1].host_shown and value.place in (Place.TENSOR, Place.UNKNOWN):
-                value = Value(Place.HOST_TENSOR, value.dtype, value.zero_dim, rank=value.rank)
-            self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
-            self._scopes[-1].fresh_modules.discard(target.value)
-        elif isinstance(target, cst.Attribute):
-            value = self._refine_by_name(target.attr.value, value)
-            key = dotted_name(target)
-            if key is not None:
-                self._scopes[-1].fresh_modules.discard(key)
-            if key is not None and key.startswith("self.") and self._class_attrs:
-                self._class_attrs[-1][key] = value
-            elif key is not None:
-                self._scopes[-1].names[key] = value
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
-            element = value if value.is_tensor else UNKNOWN
-            for el in target.elements:
-                # ``h, *rest = x.split(n)``: a starred target always gets a list.
-                starred = isinstance(el, cst.StarredElement)
-                self.bind(el.value, PYTHON if starred else element, rebinding=rebinding)
-        elif isinstance(target, cst.StarredElement):
-            self.bind(target.value, PYTHON)
-
-    def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
-        pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``
-        if isinstance(value, cst.Name) and value.value == "None":
-            # ``masks_cpu = None`` on one path says nothing about what the name holds on the others
-            # (the inference is flow-ordered: a reset must not erase the tensor bound above).
-            targets = [t for t in targets if not (isinstance(t, cst.Name) and self.lookup(t.value) is not None)]
-        for target in targets:
-            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-                if len(target.elements) == len(value.elements):
-                    for t_el, v_el in zip(target.elements, value.elements):
-                        self.bind(t_el.value, self.infer(v_el.value))
-                    continue
-            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
-                # ``should_pad, lens = coordinate(...)`` of a helper whose returns show each place.
-                places = self.own_function_elements(value)
-                starred = any(isinstance(el, cst.StarredElement) for el in target.elements)
-                if places is not None and len(places) == len(target.elements) and not starred:
-                    whole = self.infer(value)
-                    for t_el, place in zip(target.elements, places):
-                        self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
-                    continue
-            inferred = self.infer(value)
-            self.bind(target, module_state(self.imports, target, value, inferred))
-            key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-            if key is not None and builds_a_host_module(value, self, inferred):
-                # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).
-                self._scopes[-1].fresh_modules.add(key)
-            if isinstance(target, cst.Name):
-                if starts_empty(value):
-                    self._scopes[-1].growing.add(target.value)
-                else:
-                    self._scopes[-1].growing.discard(target.value)
-            if pending:
-                self._mark_pending(target, True)
-            if isinstance(target, cst.Name):
-                held = device_owner(value)
-                owner = dotted_name(held) if held is not None else None
-                if owner is None:
-                    self._scopes[-1].device_owners.pop(target.value, None)
-                else:
-                    self._scopes[-1].device_owners[target.value] = owner
-
-    def device_names_of(self, owner: str) -> list[str]:
-        """Names bound to ``<owner>.device`` in the current function and not rebound since."""
-        return [name for name, of in self._scopes[-1].device_owners.items() if of == owner]
 
     def _container(
         self, node: cst.List | cst.Tuple | cst.Set | cst.Dict | cst.ListComp | cst.SetComp | cst.DictComp
@@ -363,14 +260,7 @@ class DeviceInference(
         return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
 
 
-def device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``t.device`` -> ``t``: the tensor whose device the expression names."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
-        return expr.value
-    return None
-
-
-__all__ = ["DeviceInference", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]
+__all__ = ["DeviceInference", "device_owner", "NUMPY", "DEVICE_TENSOR", "HOST_TENSOR", "TENSOR", "UNKNOWN", "PYTHON"]
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

@@ -185,7 +185,7 @@ DEVICE_SYNCHRONIZE = frozenset(
 # torch's own, verl's ``get_torch_device()``, DeepSpeed's ``get_accelerator()``. By last name.
 DEVICE_MODULE_ACCESSORS = frozenset(("get_device_module", "_get_device_module", "get_torch_device", "get_accelerator"))
 # ``torch.get_*()``, ``torch.is_*()``, ...: settings and queries answered on the host.
-HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_")
+HOST_QUERY_PREFIXES = ("get_", "set_", "is_", "has_", "are_", "use_", "_has_", "_is_")
 # Methods that only tensors have: calling one on a name is evidence that it is a tensor.
 KNOWN_TENSOR_METHODS = (
     SAME_PLACE_BOOL_METHODS

@@ -233,6 +233,10 @@ class PlaceReader:
         # ``idxs.reshape(-1, n).T.ravel()``: where the local (or the factory) it starts from is.
         return self.place_of(receiver, locals_, depth + 1) if receiver is not expr else None
 
+    def host_factory(self, call: ast.Call) -> bool:
+        """``torch.tensor([...])`` without ``device=`` (where factories build on the host)."""
+        return self._host_factory(call, {})
+
     def _host_factory(self, call: ast.Call, locals_: dict[str, ast.expr]) -> bool:
         """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
         qualified = self.qualify(call.func) or ""

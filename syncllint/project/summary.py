@@ -23,6 +23,7 @@ from syncllint.project.bindings import (
     called_name,
     declared_fields,
     function_bindings,
+    module_host_constants,
     source_order,
     top_level_statements,
     unassigned_parameters,
@@ -91,6 +92,9 @@ class _Reader:
         self._bindings: dict[int, FunctionBindings] = {}
         self._unknown_parameters: dict[int, frozenset[str]] = {}
         self._locals: dict[int, dict[str, ast.expr]] = {}
+        # Module-level names bound once to a host factory (``_CODES = torch.tensor([...])``): what
+        # the functions reading them see, unless they bind the name themselves.
+        self._host_constants: dict[str, ast.expr] = {}
         # The module's functions by key (``fn`` / ``Class.fn``), summarised when first asked for: a
         # function's results may be another's (``return load_rows(x), names``), in any order.
         self._definitions: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = {}
@@ -122,6 +126,7 @@ class _Reader:
                         self._definitions[f"{statement.name}.{member.name}"] = (member, True)
                         summarised.add(id(member))
                         self._callers[id(member)] = ("self." + member.name, member)
+        self._host_constants = module_host_constants(tree, self.places)  # once the imports are known
         for key in self._definitions:
             self._summary(key)
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
@@ -195,14 +200,19 @@ class _Reader:
         return found
 
     def locals_of(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-        """A function's names with one value that shows their place (``results.agreed_locals``)."""
+        """A function's names with one value that shows their place (``results.agreed_locals``), and
+        the module's host constants it does not bind itself."""
         found = self._locals.get(id(node))
         if found is None:
             bindings = self.bindings_of(node)
             arguments = node.args
             parameters = frozenset(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
             self._locals[id(node)] = {}  # while it is worked out, a call back into it sees no locals
-            found = self._locals[id(node)] = agreed_locals(bindings, parameters, self.places)
+            found = agreed_locals(bindings, parameters, self.places)
+            for name, value in self._host_constants.items():
+                if name not in parameters and name not in bindings.bound:
+                    found.setdefault(name, value)
+            self._locals[id(node)] = found
         return found
 
     def _summary(self, key: str) -> FunctionSummary | None:
