@@ -119,6 +119,16 @@ CORPORA = (
     # Added for uniform54: Kornia (differentiable computer vision: geometry, augmentation, filters,
     # feature matching, losses), never tuned on; drawn beside uniform53.
     Corpus("kornia", "0.9.0"),
+    # Added for uniform55: torchvision (detection/segmentation models, ops such as NMS and RoI
+    # align, transforms v2 on tensors, datasets, reference utilities), never tuned on; drawn in
+    # session 15 at 4b54408.
+    Corpus("torchvision", "0.29.1"),
+    # Added for uniform56: bitsandbytes (8-bit/4-bit quantized layers, optimizers and their
+    # backends), never tuned on; drawn beside uniform55.
+    Corpus("bitsandbytes", "0.50.2"),
+    # Added for uniform57: xFormers (memory-efficient attention dispatch, sparse and fused ops,
+    # their checks and benchmarks), never tuned on; drawn beside uniform55.
+    Corpus("xformers", "0.0.35"),
 )
 
 
