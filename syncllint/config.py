@@ -46,6 +46,9 @@ DEFAULT_HOST_MODULES = (
     # vLLM's multimodal input containers (processor outputs, compared and hashed before batching
     # moves them) and the frontend's hasher of request media.
     "*/multimodal/inputs.py", "*/multimodal/hasher.py",
+    # Data-pipeline transforms (torchvision's ``transforms``, a project's ``data/transforms/``): run
+    # on the CPU in DataLoader workers on decoded images, boxes and labels.
+    "*/transforms/*",
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

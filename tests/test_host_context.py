@@ -42,6 +42,23 @@ def test_processor_modules_are_host_code_except_post_processing_and_what_it_call
     assert [row for _, row in shown(PROCESSOR, "pkg/models/x/modeling_x.py")] == [4, 7, 14]
 
 
+NORMALIZE = """\
+import torch
+
+def normalize(image: torch.Tensor, mean: list[float], std: list[float]) -> torch.Tensor:
+    mean_t = torch.as_tensor(mean, dtype=image.dtype, device=image.device)
+    if (image < 0).any():
+        raise ValueError("expected a [0, 1] image")
+    return (image - mean_t.view(-1, 1, 1)) / torch.as_tensor(std, device="cuda").view(-1, 1, 1)
+"""
+
+
+def test_data_pipeline_transforms_are_host_code() -> None:
+    # DataLoader workers apply them to decoded CPU images; an explicit device still counts.
+    assert shown(NORMALIZE, "vision/transforms/functional.py") == [("SYNC201", 7)]
+    assert shown(NORMALIZE, "vision/ops/functional.py") == [("SYNC201", 4), ("SYNC201", 7), ("SYNC502", 5)]
+
+
 @pytest.mark.parametrize("name", ["forward_cpu", "gather_cache_cpu", "cpu_fallback", "_run_cpu_impl"])
 def test_functions_named_for_the_cpu_are_host_code(name: str) -> None:
     assert shown(f"import torch\n\ndef {name}(t: torch.Tensor):\n    return t.item()\n") == []
