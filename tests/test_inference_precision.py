@@ -868,13 +868,24 @@ def test_uploads_to_a_device_named_for_xla_are_weak_findings() -> None:
     assert found == [("SYNC202", 6, Confidence.LOW), ("SYNC202", 7, Confidence.MEDIUM)]
 
 
-def test_torch_ops_on_python_numbers_and_unpacked_shapes_build_host_tensors() -> None:
+def test_torch_ops_on_python_numbers_build_host_tensors() -> None:
     body = (
         "def padding(filt: torch.Tensor):\n"
-        "    _, _, h, w = filt.shape\n"
-        "    return int(torch.div(h, 2)), int(torch.div(w, 2)), int(torch.div(filt.cuda(), 2).sum())\n"
+        "    h = filt.shape[2]\n"
+        "    return int(torch.div(h, 2)), int(torch.div(7, 2)), int(torch.div(filt.cuda(), 2).sum())\n"
     )
     assert _found(body) == [("SYNC501", 7)]
+
+
+def test_a_tensor_compared_with_false_is_a_tensor_not_a_class_test() -> None:
+    body = (
+        "def count(gt_ignore: torch.Tensor):\n"
+        "    npig = torch.count_nonzero(gt_ignore == False)\n"
+        "    if npig == 0:\n"
+        "        return 0\n"
+        "    return 1\n"
+    )
+    assert _found(body) == [("SYNC502", 7)]
 
 
 def test_private_torch_predicates_answer_python_bools() -> None:

@@ -16,7 +16,6 @@ from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.module_state import builds_a_host_module, module_state
 from syncllint.analysis.values import (
     PYTHON,
-    PYTHON_SCALAR,
     UNKNOWN,
     DeviceLiteral,
     Place,
@@ -114,10 +113,6 @@ class Binding:
                     for t_el, v_el in zip(target.elements, value.elements):
                         self.bind(t_el.value, self.infer(v_el.value))
                     continue
-            if isinstance(target, (cst.Tuple, cst.List)) and _is_a_shape(value):
-                for el in target.elements:  # ``_, _, h, w = filt.shape``: Python ints
-                    self.bind(el.value, PYTHON if isinstance(el, cst.StarredElement) else PYTHON_SCALAR)
-                continue
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
                 # ``should_pad, lens = coordinate(...)`` of a helper whose returns show each place.
                 places = self.own_function_elements(value)
@@ -158,12 +153,3 @@ def device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
         return expr.value
     return None
-
-
-def _is_a_shape(node: cst.BaseExpression) -> bool:
-    """``x.shape``, ``x.shape[-2:]``, ``x.size()``: a ``torch.Size`` of Python ints."""
-    if isinstance(node, cst.Subscript):
-        node = node.value
-    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute):
-        return node.func.attr.value == "size"
-    return isinstance(node, cst.Attribute) and node.attr.value == "shape"

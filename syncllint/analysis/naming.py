@@ -88,4 +88,6 @@ def _singular(key: str) -> str:
 def names_a_class(expr: cst.BaseExpression) -> bool:
     """``PerTensorScaleParameter`` / ``nn.Linear``: a CamelCase name (constants are ALL_CAPS)."""
     leaf = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    if leaf in ("True", "False", "None"):
+        return False  # ``mask == False``: an elementwise comparison of the tensor
     return leaf[:1].isupper() and any(c.islower() for c in leaf) and "_" not in leaf
