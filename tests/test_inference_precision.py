@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from syncllint.diagnostics import Confidence
 from tests.conftest import codes, lint
 
@@ -847,13 +849,24 @@ def test_a_dtype_a_torch_function_computes_is_a_cast_target() -> None:
     assert _codes(body) == []
 
 
-def test_torch_functions_answering_python_numbers_give_no_tensor() -> None:
-    body = (
-        "def worker_init(worker_id: int, log):\n"
-        "    base_seed = torch.initial_seed() - worker_id\n"
-        "    log.debug(f'seed {base_seed} threads {torch.get_num_threads()}')\n"
-        "    return int(base_seed)\n"
-    )
+@pytest.mark.parametrize(
+    "body",
+    [
+        (
+            "def worker_init(worker_id: int, log):\n"
+            "    base_seed = torch.initial_seed() - worker_id\n"
+            "    log.debug(f'seed {base_seed} threads {torch.get_num_threads()}')\n"
+            "    return int(base_seed)\n"
+        ),
+        (  # a private predicate answers a Python bool too
+            "def swap(param, new):\n"
+            "    if torch._has_compatible_shallow_copy_type(param, new):\n"
+            "        return param\n"
+            "    return new\n"
+        ),
+    ],
+)
+def test_torch_functions_answering_python_values_give_no_tensor(body: str) -> None:
     assert _codes(body) == []
 
 
@@ -886,13 +899,3 @@ def test_a_tensor_compared_with_false_is_a_tensor_not_a_class_test() -> None:
         "    return 1\n"
     )
     assert _found(body) == [("SYNC502", 7)]
-
-
-def test_private_torch_predicates_answer_python_bools() -> None:
-    body = (
-        "def swap(param, new):\n"
-        "    if torch._has_compatible_shallow_copy_type(param, new):\n"
-        "        return param\n"
-        "    return new\n"
-    )
-    assert _codes(body) == []

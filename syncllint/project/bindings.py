@@ -9,12 +9,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from syncllint.analysis import torch_api as api
-
-if TYPE_CHECKING:
-    from syncllint.project.places import PlaceReader
 
 # Class-body annotations of an attribute (``num_scheduled_tokens: np.ndarray``): a declared type
 # outweighs assignments whose place the code does not show, elsewhere in the project.
@@ -202,23 +198,3 @@ def top_level_statements(body: list[ast.stmt]) -> list[ast.stmt]:
         else:
             found.append(statement)
     return found
-
-
-def module_host_constants(tree: ast.Module, places: PlaceReader) -> dict[str, ast.expr]:
-    """Module-level names bound once, to a host factory (``_CODES = torch.tensor([...])``)."""
-    assigned: dict[str, list[ast.expr]] = {}
-    for statement in tree.body:
-        if isinstance(statement, ast.Assign):
-            targets = [t for t in statement.targets if isinstance(t, ast.Name)]
-            value: ast.expr | None = statement.value if len(targets) == len(statement.targets) == 1 else None
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            targets, value = [statement.target], statement.value
-        else:
-            continue
-        for target in targets:
-            assigned.setdefault(target.id, []).append(value if value is not None else target)
-    return {
-        name: values[0]
-        for name, values in assigned.items()
-        if len(values) == 1 and isinstance(values[0], ast.Call) and places.host_factory(values[0])
-    }

@@ -23,7 +23,6 @@ from syncllint.project.bindings import (
     called_name,
     declared_fields,
     function_bindings,
-    module_host_constants,
     source_order,
     top_level_statements,
     unassigned_parameters,
@@ -126,7 +125,12 @@ class _Reader:
                         self._definitions[f"{statement.name}.{member.name}"] = (member, True)
                         summarised.add(id(member))
                         self._callers[id(member)] = ("self." + member.name, member)
-        self._host_constants = module_host_constants(tree, self.places)  # once the imports are known
+        # Once the imports are known: module names bound once, to a host factory.
+        module = function_bindings(tree.body)
+        self._host_constants = {
+            name: value for name, value in module.once.items()
+            if isinstance(value, ast.Call) and self.places.host_factory(value)
+        }
         for key in self._definitions:
             self._summary(key)
         imported = {local for local, qualified in self.aliases.items() if self._in_project(qualified)}
