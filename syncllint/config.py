@@ -49,6 +49,10 @@ DEFAULT_HOST_MODULES = (
     # Data-pipeline transforms (torchvision's ``transforms``, a project's ``data/transforms/``): run
     # on the CPU in DataLoader workers on decoded images, boxes and labels.
     "*/transforms/*",
+    # Data samplers (``torch.utils.data.Sampler`` subclasses, replay-buffer and graph neighbour
+    # samplers) pick indices on the CPU for a loader; token samplers live in ``sample/`` or
+    # ``*_sampler.py`` modules, not in these folders.
+    "*/sampler/*", "*/samplers/*",
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

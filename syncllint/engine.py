@@ -234,6 +234,11 @@ def _walk(
     walker.kernel_bodies = frozenset(index.kernel_bodies)
     walker.host_shown = host_shown(index.keyed_defs, source_text)
     walk(module, walker, keep=[kind for kind in TRIVIA_TYPES if kind.__name__ in rule_set.dispatch])
+    # A private helper only host code calls (a CPU reference path) reads host tensors; its calls
+    # come after it in the walk, so its findings are lowered now.
+    helpers = walker.helper_calls.helpers(index.keyed_defs, source_text)
+    if helpers:
+        walker.findings = [f.in_host_code() if f.function in helpers else f for f in walker.findings]
     return walker
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -17,6 +17,7 @@ from syncllint.analysis.function_kinds import (
 )
 from syncllint.analysis.growing import note_growth
 from syncllint.analysis.host_context import HostContext
+from syncllint.analysis.host_helpers import HostHelperCalls
 from syncllint.analysis.host_regions import (
     HOST_FUNCTION,
     OFF_CUDA_REGION,
@@ -72,6 +73,13 @@ class RawFinding:
     confidence: Confidence
     hot_path: bool
     fix: FixProposal | None
+    function: str | None = None  # the keyed name of the innermost function (``self.name`` for methods)
+
+    def in_host_code(self) -> RawFinding:
+        """As reported in host code: a medium finding there reads a tensor that lives on the host."""
+        if self.confidence is Confidence.MEDIUM and not self.rule.kept_in_host_code:
+            return replace(self, confidence=Confidence.LOW)
+        return self
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,7 @@ class BatchedWalker(cst.CSTVisitor):
         self._annotation_depth = 0
         # Classes and functions named for a lazy XLA device (``XLAStrategy``), innermost last.
         self._lazy_device_scopes: list[int] = []
+        self.helper_calls = HostHelperCalls()
 
     # -- RuleContext ------------------------------------------------------------------------
     def qualify(self, node: cst.BaseExpression) -> str | None:
@@ -157,7 +166,9 @@ class BatchedWalker(cst.CSTVisitor):
             confidence = Confidence.LOW
         statement = self._statements[-1] if self._statements else None
         self.findings.append(
-            RawFinding(rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix)
+            RawFinding(
+                rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix, self.helper_calls.current
+            )
         )
 
     @property
@@ -258,6 +269,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._frames.pop()
             self.inference.exit_function()
             if isinstance(node, cst.FunctionDef):
+                self.helper_calls.leave_function()
                 self.inference.bind(node.name, PYTHON)
         elif isinstance(node, cst.ClassDef):
             self._classes.pop()
@@ -269,6 +281,7 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.Expr):
             self._note_default_device_call(node.value)
         elif isinstance(node, cst.Call):
+            self.helper_calls.note_call(node, bool(self._frames[-1][3]))
             self.inference.note_call(node)
             note_growth(self.inference, node)
             note_registered_state(self.inference, node)
@@ -294,6 +307,7 @@ class BatchedWalker(cst.CSTVisitor):
         self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
+        self.helper_calls.enter_function(node, method)
         filled = self.inference.filled_parameters.get(("self." if method else "") + name, {})
         shown = self.host_shown.get(id(node), frozenset())
         if shown:  # ``x.numpy()`` in the body: the code itself says ``x`` is a host tensor

@@ -129,6 +129,30 @@ CORPORA = (
     # Added for uniform57: xFormers (memory-efficient attention dispatch, sparse and fused ops,
     # their checks and benchmarks), never tuned on; drawn beside uniform55.
     Corpus("xformers", "0.0.35"),
+    # Added for uniform58: XTuner (LLM fine-tuning toolkit: dataset packing, sequence parallel,
+    # model wrappers, chat/eval tools), never tuned on; drawn at the start of session 16 (0f0acf4).
+    Corpus("xtuner", "0.2.0"),
+    # Added for uniform59: AI2's OLMo-core (training: data loaders, FSDP/TP trainers, MoE, eval),
+    # never tuned on; drawn beside uniform58.
+    Corpus("ai2_olmo_core", "3.0.0"),
+    # Added for uniform60: LeRobot (robot learning policies, datasets, environments, processors),
+    # never tuned on; drawn beside uniform58.
+    Corpus("lerobot", "0.4.4"),
+    # Added for uniform61: LLM Compressor (GPTQ/AWQ/SmoothQuant modifiers, calibration pipelines,
+    # observers), never tuned on; drawn beside uniform58.
+    Corpus("llmcompressor", "0.14.0.1"),
+    # Added for uniform62: Hugging Face nanotron (3D-parallel LLM pretraining: pipeline engine,
+    # tensor-parallel layers, data loaders, checkpoints), never tuned on; drawn mid-session 16.
+    Corpus("nanotron", "0.4"),
+    # Added for uniform63: optimum-quanto (weight/activation quantization: quantized tensors,
+    # qmodules, calibration, kernels' Python dispatch), never tuned on; drawn beside uniform62.
+    Corpus("optimum_quanto", "0.2.7"),
+    # Added for uniform64: compressed-tensors (quantization and sparsity formats, compressors,
+    # offloading utilities, transforms), never tuned on; drawn beside uniform62.
+    Corpus("compressed_tensors", "0.20.1"),
+    # Added for uniform65: flash-linear-attention (Triton linear-attention kernels, their Python
+    # wrappers, layers and models), never tuned on; drawn beside uniform62.
+    Corpus("flash_linear_attention", "0.6.0"),
 )
 
 
