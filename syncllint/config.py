@@ -110,6 +110,9 @@ class Settings:
     framework_host_names: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("vllm", ("image_grid_thw", "video_grid_thw", "grid_thw", "grid_thws")),
         ("sglang", ("image_grid_thw", "video_grid_thw", "grid_thw", "grid_thws")),
+        # mmengine hands its hooks, steps and metrics' ``process`` the loader's batch as it came
+        # (``data_batch``); the model's data preprocessor moves a copy to the device.
+        ("mmengine", ("data_batch",)),
     )
     # Field names the project keeps on the host (vLLM ``keep_on_cpu=True`` registrations found near
     # the linted files by the runner); not a configuration key.

@@ -390,6 +390,18 @@ def test_grid_metadata_is_host_data_in_vllm_and_sglang_modules_only() -> None:
     assert [conf for _, conf in found(body, "SYNC102")] == [Confidence.MEDIUM]
 
 
+def test_mmengine_batches_as_the_loader_gave_them_are_host_data() -> None:
+    # ``BaseMetric.process(data_batch, data_samples)``: the raw batch, beside the model's outputs.
+    body = (
+        "import torch\n\nclass Reward(BaseMetric):\n    def process(self, data_batch, data_samples):\n"
+        "        labels = data_batch['data']['labels']\n        return torch.where(labels == 0), data_samples[0].item()\n"
+    )
+    in_mmengine = "from mmengine.evaluator import BaseMetric\n" + body
+    assert [row for row, _ in found(in_mmengine, "SYNC302")] == []
+    assert [row for row, _ in found(in_mmengine, "SYNC101")] == [7]
+    assert [row for row, _ in found(body, "SYNC302")] == [6]
+
+
 def test_an_opaque_rebinding_keeps_a_tensor_a_tensor() -> None:
     source = """\
     import torch

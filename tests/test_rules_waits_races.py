@@ -110,6 +110,10 @@ def test_waits_found_through_attributes_and_names() -> None:
         "get_torch_device().synchronize()",  # verl's accessor of the running accelerator's module
         "torch.get_device_module().synchronize()",
         "device_module = torch._utils._get_device_module(kind)\n    device_module.synchronize()",
+        # A variable named for the accelerator: Ultralytics' ``get_torch_device_backend(device)``,
+        # DeepSpeed's profiler entry ``profile["accelerator"]``.
+        "accelerator = backend_of(kind)\n    accelerator.synchronize()",
+        "profile_accelerator = kind['accelerator']\n    profile_accelerator.synchronize()",
     ],
 )
 def test_a_wait_on_the_running_accelerators_module_is_a_device_wait(wait: str) -> None:

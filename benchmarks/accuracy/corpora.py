@@ -11,6 +11,7 @@ import random
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ class Corpus:
     # The sample was drawn from this many randomly chosen files that import torch (None: every file);
     # the machine this was built on was too busy to lint all 4.3M lines of three trees at once.
     file_sample: int | None = None
+    # Published only as a source archive: its package folder is extracted from the ``.tar.gz``.
+    sdist: bool = False
 
     @property
     def root(self) -> Path:
@@ -153,6 +156,12 @@ CORPORA = (
     # Added for uniform65: flash-linear-attention (Triton linear-attention kernels, their Python
     # wrappers, layers and models), never tuned on; drawn beside uniform62.
     Corpus("flash_linear_attention", "0.6.0"),
+    # Added for uniform66: tensordict (TensorDict containers, their device moves, memory-mapped
+    # storage, nn modules over them), never tuned on; drawn beside uniform62.
+    Corpus("tensordict", "0.15.3"),
+    # Added for uniform67: DeepSpeed (ZeRO stages, offloading, pipeline engine, inference kernels'
+    # Python side, checkpoint tools), never tuned on; drawn beside uniform62 from its source archive.
+    Corpus("deepspeed", "0.19.8", sdist=True),
 )
 
 
@@ -193,6 +202,8 @@ def ensure_extracted(corpus: Corpus) -> Path:
         return corpus.root
     wheels = WORK / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
+    if corpus.sdist:
+        return _extract_sdist(corpus, wheels)
     found = sorted(wheels.glob(f"{corpus.project}-{corpus.version}-*.whl"))
     if not found:
         subprocess.run(
@@ -205,6 +216,25 @@ def ensure_extracted(corpus: Corpus) -> Path:
         for member in wheel.namelist():
             if member.endswith(".py"):
                 wheel.extract(member, corpus.root)
+    return corpus.root
+
+
+def _extract_sdist(corpus: Corpus, wheels: Path) -> Path:
+    """A project published only as a source archive (DeepSpeed): its package's ``.py`` files, with
+    the archive's top folder (``deepspeed-0.19.8/``) stripped so paths read as in a wheel."""
+    archive = wheels / f"{corpus.project}-{corpus.version}.tar.gz"
+    if not archive.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary=:all:",
+             f"{corpus.project}=={corpus.version}", "-d", str(wheels)],
+            check=True,
+        )
+    with tarfile.open(archive) as sdist:
+        for member in sdist.getmembers():
+            parts = member.name.split("/", 1)
+            if member.isfile() and member.name.endswith(".py") and len(parts) == 2 and parts[1].startswith(corpus.project + "/"):
+                member.name = parts[1]
+                sdist.extract(member, corpus.root, filter="data")
     return corpus.root
 
 

@@ -31,6 +31,10 @@ def _handle_by_name(expr: cst.BaseExpression) -> Handle | None:
     leaf = (name or "").rsplit(".", 1)[-1].lower()
     if "stream" in leaf:
         return Handle.STREAM
+    # ``accelerator = get_torch_device_backend(device)``, DeepSpeed's ``profile["accelerator"]``:
+    # the running accelerator's module (an object with a ``synchronize()`` of the whole device).
+    if "accelerator" in leaf:
+        return Handle.DEVICE_MODULE
     # ``copy_done.synchronize()``, ``ready_evt.synchronize()``: events named for what they mark.
     if any(part in leaf for part in _EVENT_NAME_PARTS):
         return Handle.EVENT
@@ -62,6 +66,8 @@ def host_wait(call: cst.Call, inference: DeviceInference) -> WaitKind | None:
         if call.args:
             return None
         handle = handle or _handle_by_name(func.value)
+        if handle is Handle.DEVICE_MODULE:
+            return WaitKind.DEVICE
         if handle is Handle.STREAM:
             return WaitKind.STREAM
         if handle is Handle.EVENT:
