@@ -162,6 +162,12 @@ CORPORA = (
     # Added for uniform67: DeepSpeed (ZeRO stages, offloading, pipeline engine, inference kernels'
     # Python side, checkpoint tools), never tuned on; drawn beside uniform62 from its source archive.
     Corpus("deepspeed", "0.19.8", sdist=True),
+    # Added for uniform68: SpeechBrain (speech recognition, enhancement and speaker models, their
+    # data pipelines, decoders and training Brain), never tuned on; drawn at the end of session 16.
+    Corpus("speechbrain", "1.1.2"),
+    # Added for uniform69: Intel AutoRound (sign-gradient weight rounding for LLM quantization,
+    # calibration, export formats), never tuned on; drawn beside uniform68.
+    Corpus("auto_round", "0.16.1"),
 )
 
 
