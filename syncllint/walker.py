@@ -160,16 +160,13 @@ class BatchedWalker(cst.CSTVisitor):
             confidence = Confidence.LOW  # ``if current_platform.is_tpu():``: no CUDA queue to wait for
         elif rule.uploads_to_the_device and (self._host.lazy_device_module or self._lazy_device_scopes):
             confidence = Confidence.LOW  # an upload to an XLA device queues a transfer, nothing waits
-        elif frame[3] and confidence is Confidence.MEDIUM and not rule.kept_in_host_code:
-            # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown
-            # tensors live on the host.
-            confidence = Confidence.LOW
         statement = self._statements[-1] if self._statements else None
-        self.findings.append(
-            RawFinding(
-                rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix, self.helper_calls.current
-            )
+        finding = RawFinding(
+            rule, node, statement, message, confidence, bool(frame[1] or frame[2]), fix, self.helper_calls.current
         )
+        # Host code (``cpu_attn.py``, ``forward_cpu``, processors, CPU unit tests): unknown tensors
+        # live on the host.
+        self.findings.append(finding.in_host_code() if frame[3] else finding)
 
     @property
     def in_host_code(self) -> bool:

@@ -199,7 +199,7 @@ class PlaceReader:
             return own
         if isinstance(expr, ast.Subscript):  # a row of host data is host data
             return self.place_of(expr.value, locals_, depth + 1)
-        if isinstance(expr, ast.Call) and self._host_factory(expr, locals_):
+        if isinstance(expr, ast.Call) and self.host_factory(expr, locals_):
             return HOST
         if isinstance(expr, ast.BinOp):
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
@@ -233,12 +233,11 @@ class PlaceReader:
         # ``idxs.reshape(-1, n).T.ravel()``: where the local (or the factory) it starts from is.
         return self.place_of(receiver, locals_, depth + 1) if receiver is not expr else None
 
-    def host_factory(self, call: ast.Call) -> bool:
-        """``torch.tensor([...])`` without ``device=`` (where factories build on the host)."""
-        return self._host_factory(call, {})
-
-    def _host_factory(self, call: ast.Call, locals_: dict[str, ast.expr]) -> bool:
-        """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders."""
+    def host_factory(self, call: ast.Call, locals_: dict[str, ast.expr] | None = None) -> bool:
+        """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders.
+        ``locals_``: the function's names whose values show a device argument's place (none at
+        module level)."""
+        locals_ = locals_ if locals_ is not None else {}
         qualified = self.qualify(call.func) or ""
         device = _keyword(call, "device")
         if qualified in _HOST_LOADERS:
