@@ -112,3 +112,15 @@ def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpres
                 and isinstance(statement.targets[0].target, cst.Name)
             ):
                 yield statement.targets[0].target.value, statement.value
+
+
+def ends_flow(suite: cst.BaseSuite) -> bool:
+    """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
+    last: cst.CSTNode | None = None
+    if isinstance(suite, cst.IndentedBlock) and suite.body:
+        statement = suite.body[-1]
+        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
+            last = statement.body[-1]
+    elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
+        last = suite.body[-1]
+    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from syncllint.analysis.allowed import with_allows
-from syncllint.analysis.blocks import BlockFacts, ends_flow
+from syncllint.analysis.blocks import BlockFacts
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.function_kinds import (
     exposes_device_memory,
@@ -33,7 +33,7 @@ from syncllint.analysis.values import (
 )
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Confidence
-from syncllint.traversal import subclasses
+from syncllint.traversal import ends_flow, subclasses
 
 Visitor = Callable[[cst.CSTNode, RuleContext], None]
 

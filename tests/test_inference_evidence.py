@@ -591,3 +591,102 @@ def test_a_kept_field_named_after_a_model_input_leaves_the_input_on_the_device()
     """
     # ``grid_thw`` is a part of a kept field's name; ``input_ids`` is every model's device input.
     assert [row for row, conf in found(source, "SYNC102") if conf >= Confidence.MEDIUM] == [12]
+
+
+def test_a_device_check_in_one_arm_ends_with_the_arm() -> None:
+    source = """\
+    import torch
+
+    def rotary(module, x, positions):
+        kind = 1 if x.device.type != "cuda" else 2
+        return module.inv_freq.to(x.device) @ positions
+
+    def branch(module, x):
+        if not x.is_cuda:
+            pass
+        return module.inv_freq.to(x.device)
+    """
+    # Before the check ``x`` was of unknown place; after it, it still is: the host fact of one arm
+    # (``x.device.type != "cuda"``) must not become ``x``'s place for the rest of the function.
+    assert found(source, "SYNC103") == []
+
+
+def test_not_being_on_mps_says_nothing_of_cuda() -> None:
+    source = """\
+    import torch
+
+    def rotary(module, x: torch.Tensor, positions):
+        if x.device.type != "mps":
+            freqs = module.inv_freq.to(x.device)
+        if not x.is_mps:
+            freqs = module.inv_freq.to(x.device)
+        if x.device.type != "cuda":
+            freqs = module.inv_freq.to(x.device)
+        return freqs
+    """
+    # Off MPS a tensor is as likely on CUDA as on the host; off CUDA it is on the host.
+    assert [row for row, _ in found(source, "SYNC103")] == [9]
+
+
+def test_an_annotated_device_that_defaults_to_none_moves_nothing_by_default() -> None:
+    source = """\
+    import torch
+
+    def base_anchors(n: int, device: torch.device | None = None):
+        return torch.arange(n).to(device=device)
+
+    def anchors(n: int, device: torch.device):
+        return torch.arange(n).to(device=device)
+    """
+    # ``device=None`` unless a call gives one, as for an unannotated parameter: low, below the default bar.
+    assert found(source, "SYNC202") == [(4, Confidence.LOW), (7, Confidence.MEDIUM)]
+
+
+def test_after_an_if_that_splits_cuda_from_host_a_name_both_arms_bind_is_of_either_place() -> None:
+    source = """\
+    import torch
+
+    def boundaries(lengths, out: torch.Tensor):
+        if lengths.device.type == "cuda":
+            starts = lengths.clamp_min(0)
+        else:
+            starts = torch.as_tensor(lengths.tolist())
+        return starts.to(out.device)
+
+    def last_arm(lengths, out: torch.Tensor, flag: bool):
+        if flag:
+            starts = lengths.clamp_min(0)
+        else:
+            starts = torch.as_tensor(lengths.tolist())
+        return starts.to(out.device)
+    """
+    # The move runs on both paths: no copy on the CUDA one. A test that is no device check keeps
+    # flow order (the last arm's host tensor).
+    assert [row for row, _ in found(source, "SYNC202")] == [15]
+
+
+def test_a_name_only_an_except_handler_binds_keeps_the_usual_path_in_view() -> None:
+    source = """\
+    import torch
+
+    def quantize(H, W: torch.Tensor, n: int):
+        W = W.cuda()
+        try:
+            inverse = torch.linalg.cholesky(H)
+        except torch.OutOfMemoryError:
+            W = W.to("cpu")
+        losses = torch.zeros_like(W)
+        return torch.sum(losses).item() / n
+
+    def strict(H, W: torch.Tensor):
+        W = W.cuda()
+        try:
+            inverse = torch.linalg.cholesky(H)
+        except ValueError:
+            W = W.to("cpu")
+            raise
+        return W.sum().item()
+    """
+    # After an out-of-memory fallback ``W`` is on the GPU or the host; after a handler that
+    # re-raises, only the body's path goes on.
+    assert found(source, "SYNC101") == [(10, Confidence.MEDIUM), (19, Confidence.HIGH)]

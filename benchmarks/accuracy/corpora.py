@@ -168,6 +168,33 @@ CORPORA = (
     # Added for uniform69: Intel AutoRound (sign-gradient weight rounding for LLM quantization,
     # calibration, export formats), never tuned on; drawn beside uniform68.
     Corpus("auto_round", "0.16.1"),
+    # Added for uniform70: Unsloth Zoo (Unsloth's shared patches: compiled model rewrites, RL and
+    # vLLM glue, gradient checkpointing, loss utilities), never tuned on; drawn at the start of session 17.
+    Corpus("unsloth_zoo", "2026.10.9"),
+    # Added for uniform71: LMCache (KV-cache offloading and sharing for vLLM/SGLang: storage backends,
+    # GPU connectors, transfer channels), never tuned on; drawn beside uniform70.
+    Corpus("lmcache", "0.5.6"),
+    # Added for uniform72: GPTQModel (GPTQ/AWQ/QQQ quantization, packing, kernels' Python side,
+    # model definitions), never tuned on; drawn beside uniform70 from its source archive.
+    Corpus("gptqmodel", "7.7.0", sdist=True),
+    # Added for uniform73: MONAI (medical imaging: transforms, networks, sliding-window inference,
+    # metrics, engines), never tuned on; drawn beside uniform70.
+    Corpus("monai", "1.6.1"),
+    # Added for uniform74: TorchRec (recommendation models: sharded embedding tables, input
+    # distribution, KJT/JaggedTensor containers, pipelines, metrics), never tuned on; drawn in session 17
+    # after its first changes.
+    Corpus("torchrec", "1.9.2"),
+    # Added for uniform75: Lightning Thunder (a source-to-source compiler for PyTorch: tracing,
+    # executors for nvFuser/cuDNN/Triton, distributed transforms, benchmarks), never tuned on; drawn
+    # beside uniform74.
+    Corpus("lightning_thunder", "0.2.6"),
+    # Added for uniform76: ColossalAI (parallel training and inference: ZeRO, Gemini, booster plugins,
+    # shardformer policies, MoE, inference engine), never tuned on; drawn beside uniform74 from its
+    # source archive.
+    Corpus("colossalai", "0.5.0", sdist=True),
+    # Added for uniform77: MMEngine (OpenMMLab's training engine: runners, hooks, optimizer wrappers,
+    # evaluators, visualizers, model wrappers), never tuned on; drawn beside uniform74.
+    Corpus("mmengine", "0.10.7"),
 )
 
 

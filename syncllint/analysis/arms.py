@@ -21,7 +21,15 @@ the ``else`` or ``elif`` arm reads the value from before the ``if``::
         counts = [c.item() for c in chunk_counts]
 
 After the statement, a name the other arm left alone holds the ``if`` arm's value again, as flow
-order had it.
+order had it. Where the test splits the CUDA path from the host path and both arms bind a name,
+one a device tensor and the other a host tensor, the code after the statement runs on both paths:
+the name holds a tensor of unknown place, not the last arm's host tensor::
+
+    if lengths.device.type == "cuda":
+        starts = lengths.clamp_min(0)       # the CUDA path
+    else:
+        starts = _filter_on_host(lengths)   # the CPU path
+    starts.to(out.device)                   # no host->device copy on either
 
 An ``except`` handler is the exceptional path, not the one after the ``try`` body: a name both bind
 holds either value after the statement (their join), not the handler's alone::
@@ -31,6 +39,16 @@ holds either value after the statement (their join), not the handler's alone::
     except torch.cuda.OutOfMemoryError:
         out = self._upscale_tiled_to_cpu(img)
     out.cpu()                               # still a copy from the device, most of the time
+
+A name only a handler binds holds, after the statement, the value from before the ``try`` (the
+usual path) or the handler's: their join; a handler that leaves (``raise``, ``return``) binds
+nothing the code after it sees::
+
+    try:
+        inverse = torch.linalg.cholesky(H)
+    except torch.OutOfMemoryError:
+        W = W.to("cpu")                     # an out-of-memory fallback, not the usual path
+    losses = torch.zeros_like(W)            # on W's device, whichever it is
 """
 
 from __future__ import annotations
@@ -40,7 +58,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.values import TENSOR, Place, Value, join
-from syncllint.traversal import name_assignments
+from syncllint.traversal import ends_flow, name_assignments
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -57,11 +75,23 @@ class MovingArms:
         self._kept: dict[int, dict[str, tuple[Value, Value]]] = {}
         # id of a ``try`` body with handlers -> the names it binds, then their values after it
         self._try_names: dict[int, list[str]] = {}
+        # id of a ``try`` -> names only its handlers bind, with their values before it
+        self._before_try: dict[int, dict[str, Value | None]] = {}
         self._after_body: dict[int, dict[str, Value]] = {}
+        # id of the body of an ``if`` whose test splits CUDA from host -> names both arms bind,
+        # then their values at the end of the body
+        self._split_names: dict[int, list[str]] = {}
+        self._split_body: dict[int, dict[str, Value]] = {}
 
-    def enter_if(self, node: cst.If) -> None:
-        """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
+    def enter_if(self, node: cst.If, splits_devices: bool = False) -> None:
+        """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``.
+        ``splits_devices``: the test sends device tensors one way and host tensors the other."""
         self._start_arm(id(node))
+        if splits_devices and isinstance(node.orelse, cst.Else):
+            body_names = {name for name, _ in name_assignments(node.body)}
+            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
+            if both:
+                self._split_names[id(node.body)] = both
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
             return
@@ -75,19 +105,35 @@ class MovingArms:
 
     def leave_if(self, node: cst.If) -> None:
         self._end_arm(id(node))
+        for name, body_value in self._split_body.pop(id(node.body), {}).items():
+            now = self._inference.lookup(name)
+            if now is None:
+                continue
+            places = {now.place, body_value.place}
+            if Place.HOST_TENSOR in places and places & {Place.DEVICE, Place.TENSOR}:
+                self._inference.bind(cst.Name(name), join(body_value, now))
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
         self._start_arm(id(suite))
 
     def leave_suite(self, suite: cst.BaseSuite) -> None:
         self._end_arm(id(suite))
+        split = self._split_names.pop(id(suite), None)
+        if split is not None:
+            self._split_body[id(suite)] = {n: v for n in split if (v := self._inference.lookup(n)) is not None}
         names = self._try_names.pop(id(suite), None)
         if names is not None:
             self._after_body[id(suite)] = {name: v for name in names if (v := self._inference.lookup(name)) is not None}
 
     def enter_try(self, node: cst.Try | cst.TryStar) -> None:
         if node.handlers:
-            self._try_names[id(node.body)] = [name for name, _ in name_assignments(node.body)]
+            in_body = [name for name, _ in name_assignments(node.body)]
+            self._try_names[id(node.body)] = in_body
+            handler_only = {
+                name for handler in node.handlers for name, _ in name_assignments(handler.body)
+            }.difference(in_body)
+            if handler_only:
+                self._before_try[id(node)] = {name: self._inference.lookup(name) for name in handler_only}
 
     def leave_try(self, node: cst.Try | cst.TryStar) -> None:
         """A name the handlers rebound holds the body's value or theirs."""
@@ -95,6 +141,18 @@ class MovingArms:
             now = self._inference.lookup(name)
             if now is not None and now is not value:
                 self._inference.bind(cst.Name(name), _either(value, now))
+        before_try = self._before_try.pop(id(node), {})
+        if not before_try:
+            return
+        reaching = {  # names bound by a handler whose end the code after the ``try`` can see
+            name for handler in node.handlers if not ends_flow(handler.body)
+            for name, _ in name_assignments(handler.body)
+        }
+        for name, before in before_try.items():
+            now = self._inference.lookup(name)
+            if before is None or now is None or now is before:
+                continue
+            self._inference.bind(cst.Name(name), _either(before, now) if name in reaching else before)
 
     def _start_arm(self, key: int) -> None:
         before = self._before.pop(key, None)

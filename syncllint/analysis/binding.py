@@ -101,6 +101,31 @@ class Binding:
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, PYTHON)
 
+    def binding_snapshot(self, target: cst.BaseExpression) -> Value | None:
+        """What the innermost scope itself holds for ``target`` (None: nothing bound there), so a
+        narrowing can be undone exactly: ``bind`` guesses about opaque rebindings, which an undo must not."""
+        key = dotted_name(target)
+        if key is None:
+            return None
+        if isinstance(target, cst.Attribute) and key.startswith("self.") and self._class_attrs:
+            return self._class_attrs[-1].get(key)
+        return self._scopes[-1].names.get(key)
+
+    def reinstate(self, target: cst.BaseExpression, snapshot: Value | None) -> None:
+        """Put back what ``binding_snapshot`` saw: a branch's device fact ends with the branch."""
+        key = dotted_name(target)
+        if key is None:
+            return
+        table = (
+            self._class_attrs[-1]
+            if isinstance(target, cst.Attribute) and key.startswith("self.") and self._class_attrs
+            else self._scopes[-1].names
+        )
+        if snapshot is None:
+            table.pop(key, None)
+        else:
+            table[key] = snapshot
+
     def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``
         if isinstance(value, cst.Name) and value.value == "None":

@@ -14,6 +14,7 @@ from syncllint.analysis.arms import MovingArms
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.host_regions import OFF_CUDA_REGION, HostRegions, runs_off_cuda
 from syncllint.analysis.narrowing import Narrowing
+from syncllint.traversal import ends_flow
 
 
 class BlockFacts:
@@ -25,7 +26,8 @@ class BlockFacts:
         self.arms: set[int] = set()
 
     def enter_if(self, node: cst.If) -> None:
-        self._arms.enter_if(node)  # first: an ``elif`` test reads the values from before its ``if``
+        # First: an ``elif`` test reads the values from before its ``if``.
+        self._arms.enter_if(node, splits_devices=self._narrowing.splits_devices(node.test))
         host_branches, elifs = self._narrowing.enter_if(node)
         for branch in host_branches:
             self._regions.mark(branch)
@@ -76,15 +78,3 @@ class BlockFacts:
 
     def leave_and(self, node: cst.BooleanOperation) -> None:
         self._narrowing.leave_and(node)
-
-
-def ends_flow(suite: cst.BaseSuite) -> bool:
-    """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
-    last: cst.CSTNode | None = None
-    if isinstance(suite, cst.IndentedBlock) and suite.body:
-        statement = suite.body[-1]
-        if isinstance(statement, cst.SimpleStatementLine) and statement.body:
-            last = statement.body[-1]
-    elif isinstance(suite, cst.SimpleStatementSuite) and suite.body:
-        last = suite.body[-1]
-    return isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue))

@@ -19,7 +19,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.devices import DeviceInference, device_owner
 from syncllint.analysis.imports import dotted_name
-from syncllint.analysis.values import UNKNOWN, DeviceLiteral, Place, Value
+from syncllint.analysis.values import DeviceLiteral, Place, Value
 
 # ``t.is_cuda`` and the other accelerators' flags (``weight.is_npu`` in Ascend code); ``t.is_cpu``.
 _DEVICE_TESTS = frozenset(("is_cpu", *("is_" + prefix for prefix in api.ACCELERATOR_PREFIXES)))
@@ -32,7 +32,7 @@ _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.param
 @dataclass(frozen=True)
 class _Saved:
     key: cst.BaseExpression
-    value: Value
+    snapshot: Value | None  # what the scope held before the fact (None: nothing bound)
     narrowed: Value  # what the fact bound: a branch that rebinds the name keeps its own value
 
 
@@ -115,6 +115,16 @@ class Narrowing:
     def assert_(self, node: cst.Assert) -> None:
         self._apply(self.facts(node.test)[0])
 
+    def splits_devices(self, test: cst.BaseExpression) -> bool:
+        """``if t.device.type == "cuda": ... else: ...``: a test that places a tensor on one side,
+        alone or among other conditions (``compiling or t.is_cuda``)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self.splits_devices(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self.splits_devices(test.left) or self.splits_devices(test.right)
+        return any(isinstance(place, Place) and place in (Place.DEVICE, Place.HOST_TENSOR)
+                   for side in self.facts(test) for _, place in side)
+
     def facts(self, test: cst.BaseExpression) -> tuple[Facts, Facts]:
         """What holds when ``test`` is true, and when it is false."""
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -127,6 +137,8 @@ class Narrowing:
             return (), left[1] + right[1]
         if isinstance(test, cst.Attribute) and test.attr.value in _DEVICE_TESTS:
             place = Place.HOST_TENSOR if test.attr.value == "is_cpu" else Place.DEVICE
+            if test.attr.value == "is_mps":
+                return ((test.value, place),), ()  # ``not t.is_mps``: on CUDA as likely as on the host
             return ((test.value, place),), ((test.value, _other(place)),)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             return self._compared(test)
@@ -169,12 +181,18 @@ class Narrowing:
         for tensor_side, spec_side in ((test.left, target.comparator), (target.comparator, test.left)):
             device = _device_variable(tensor_side)
             spec = self._inference.device_spec(spec_side) if device is not None else None
+            facts: tuple[Facts, Facts] | None = None
             if device is not None and spec is not None:
-                facts_: tuple[Facts, Facts] = (((device, spec),), ((device, _other(spec)),))
-                return facts_ if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts_[1], facts_[0])
-            facts = _owner_facts(tensor_side, lambda: self._inference.device_spec(spec_side))
-            if facts is not None:
-                return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
+                facts = (((device, spec),), ((device, _other(spec)),))
+            else:
+                facts = _owner_facts(tensor_side, lambda: self._inference.device_spec(spec_side))
+            if facts is None:
+                continue
+            if _names_a_rare_accelerator(spec_side):
+                # ``t.device.type != "mps"`` (an Apple-silicon workaround): the tensor may still be on
+                # CUDA, so only the equal side says anything.
+                facts = (facts[0], ())
+            return facts if isinstance(target.operator, (cst.Equal, cst.Is)) else (facts[1], facts[0])
         return (), ()
 
     def _membership(self, left: cst.BaseExpression, choices: cst.BaseExpression, holds: bool) -> tuple[Facts, Facts]:
@@ -196,7 +214,7 @@ class Narrowing:
             old = self._inference.infer(expr)
             if isinstance(place, DeviceLiteral):
                 if old.device_literal is not place:
-                    saved.append(self._bind(expr, old, Value(Place.PYTHON, zero_dim=True, device_literal=place)))
+                    saved.append(self._bind(expr, Value(Place.PYTHON, zero_dim=True, device_literal=place)))
                 continue
             if old.place is place:
                 continue
@@ -204,24 +222,27 @@ class Narrowing:
                 # ``isinstance(counts, list)`` of host data (a field kept on the CPU): a list of host
                 # tensors, whose items stay host data.
                 continue
-            saved.append(self._bind(expr, old, replace(old, place=place, pinned=False, assumed=False, layer=False)))
+            saved.append(self._bind(expr, replace(old, place=place, pinned=False, assumed=False, layer=False)))
             # ``device = t.device`` above ``assert t.device.type == "cpu"`` names the same device.
             literal = DeviceLiteral.CPU if place is Place.HOST_TENSOR else DeviceLiteral.ACCELERATOR
             for name in self._inference.device_names_of(dotted_name(expr) or ""):
                 held = cst.Name(name)
                 literal_value = Value(Place.PYTHON, zero_dim=True, device_literal=literal)
-                saved.append(self._bind(held, self._inference.infer(held), literal_value))
+                saved.append(self._bind(held, literal_value))
         return saved
 
-    def _bind(self, expr: cst.BaseExpression, old: Value, narrowed: Value) -> _Saved:
+    def _bind(self, expr: cst.BaseExpression, narrowed: Value) -> _Saved:
+        snapshot = self._inference.binding_snapshot(expr)
         self._inference.bind(expr, narrowed)
-        return _Saved(expr, old, narrowed)
+        return _Saved(expr, snapshot, narrowed)
 
     def _restore(self, saved: list[_Saved]) -> None:
         for item in reversed(saved):
             if self._inference.infer(item.key) != item.narrowed:
                 continue  # rebound in the branch (``if not torch.is_tensor(x): x = torch.tensor(x)``)
-            self._inference.bind(item.key, item.value if item.value.place is not Place.UNKNOWN else UNKNOWN)
+            # Exactly what was there: ``bind`` would keep an opaque rebinding of a host tensor a host
+            # tensor, and the ``x.device.type != "cuda"`` of one arm would outlive the arm.
+            self._inference.reinstate(item.key, item.snapshot)
 
 
 def _other(place: Place | DeviceLiteral) -> Place | DeviceLiteral:
@@ -243,6 +264,16 @@ def _owner_facts(
         return None
     place = Place.HOST_TENSOR if spec is DeviceLiteral.CPU else Place.DEVICE
     return ((tensor, place),), ((tensor, _other(place)),)
+
+
+def _names_a_rare_accelerator(spec: cst.BaseExpression) -> bool:
+    """``"mps"``: Apple silicon, special-cased in code written for CUDA, so a tensor that is not
+    there is as likely on CUDA as on the host. (Code testing ``"npu"`` or ``"xpu"`` is written for
+    that accelerator: not there is the host.)"""
+    if not isinstance(spec, cst.SimpleString):
+        return False
+    text = spec.evaluated_value
+    return isinstance(text, str) and text.strip().lower().startswith("mps")
 
 
 def _device_variable(expr: cst.BaseExpression) -> cst.BaseExpression | None:
