@@ -194,7 +194,8 @@ class BatchedWalker(cst.CSTVisitor):
             self._annotation_depth += 1
             return
         if isinstance(node, cst.Assign):
-            self._store_targets.update(id(t.target) for t in node.targets)
+            for target in node.targets:
+                self._store_targets.update(_stored(target.target))
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
             self._store_targets.add(id(node.target))
         elif isinstance(node, cst.Del):
@@ -371,3 +372,13 @@ class BatchedWalker(cst.CSTVisitor):
         if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "torch.set_default_device":
             arg = expr.args[0].value if expr.args else None
             self.inference.set_default_device(self.inference.device_spec(arg))
+
+
+def _stored(target: cst.BaseExpression) -> list[int]:
+    """Ids of what an assignment writes: the target, and each element of a tuple or list target
+    (``(a[mask], b[mask]) = (0.0, 0.0)`` writes through both masks, reading neither)."""
+    ids = [id(target)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            ids.extend(_stored(element.value))
+    return ids

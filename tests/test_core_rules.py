@@ -176,3 +176,16 @@ def test_precision_patterns_from_labelled_code(source: str, expected: list[tuple
 def test_mask_named_integer_indices_are_not_masks() -> None:
     source = "import torch\ndef f(x: torch.Tensor, mask_indices, token_mask):\n    return x[:, mask_indices], x[token_mask]\n"
     assert [(d.code, d.start.column) for d in lint(source)] == [("SYNC301", 32)]
+
+
+def test_a_tuple_of_masked_writes_reads_no_mask_and_is_judged_element_by_element() -> None:
+    source = (
+        "import torch\n"
+        "def f(a: torch.Tensor, b: torch.Tensor, t: torch.Tensor):\n"
+        "    a, b = a.cuda(), b.cuda()\n"
+        "    (a[a <= 0], b[b <= 0]) = (0.0, 0.0)\n"
+        "    (a[a > 1], b[b > 1]) = (t * 2, 0.0)\n"
+    )
+    found = [(d.code, d.start.row, d.start.column) for d in lint(source) if d.code in ("SYNC301", "SYNC401")]
+    # Both targets are writes (no mask read); only the tensor value written through a mask syncs.
+    assert found == [("SYNC401", 5, 6)]

@@ -95,25 +95,44 @@ class MaskedWriteTensorValue(Rule):
     def visit_Assign(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.Assign):
             return
-        value = ctx.inference.infer(node.value)
-        if value.place is Place.PYTHON or value.place is Place.NUMPY and value.zero_dim:
-            return  # ``x[mask] = 0.0`` takes the masked_fill path: no sync (measured)
-        for target in node.targets:
-            subscript = target.target
-            if not isinstance(subscript, cst.Subscript):
-                continue
+        for subscript, written in _written_pairs(node):
+            value = ctx.inference.infer(written)
+            if value.place is Place.PYTHON or value.place is Place.NUMPY and value.zero_dim:
+                continue  # ``x[mask] = 0.0`` takes the masked_fill path: no sync (measured)
             confidence = mask_confidence(subscript, ctx)
             if confidence is None:
                 continue
-            confidence = min(confidence, _value_confidence(value, node.value))
+            confidence = min(confidence, _value_confidence(value, written))
+            whole = len(node.targets) == 1 and node.targets[0].target is subscript
             ctx.report(
                 self,
                 subscript,
                 "`x[mask] = <tensor>` synchronizes (only a Python scalar value takes the sync-free "
                 "masked_fill path); write `x.copy_(torch.where(mask, value, x))` instead",
                 confidence,
-                fix=_where_fix(node, subscript, ctx) if len(node.targets) == 1 else None,
+                fix=_where_fix(node, subscript, ctx) if whole else None,
             )
+
+
+def _written_pairs(node: cst.Assign) -> list[tuple[cst.Subscript, cst.BaseExpression]]:
+    """(subscript target, the value written through it): ``x[m] = v``, and each element of
+    ``(a[m], b[n]) = (v, w)``; elements of a tuple from elsewhere (``a[m], b[n] = f()``) get the
+    whole value, whose parts are as much tensors as it is."""
+    pairs: list[tuple[cst.Subscript, cst.BaseExpression]] = []
+    for target in node.targets:
+        if isinstance(target.target, cst.Subscript):
+            pairs.append((target.target, node.value))
+        elif isinstance(target.target, (cst.Tuple, cst.List)):
+            elements = [el.value for el in target.target.elements]
+            values = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else None
+            for index, element in enumerate(elements):
+                if not isinstance(element, cst.Subscript):
+                    continue
+                if values is not None and len(values) == len(elements):
+                    pairs.append((element, values[index].value))
+                elif values is None:
+                    pairs.append((element, node.value))
+    return pairs
 
 
 def _where_fix(node: cst.Assign, subscript: cst.Subscript, ctx: RuleContext) -> FixProposal | None:
