@@ -628,20 +628,6 @@ def test_not_being_on_mps_says_nothing_of_cuda() -> None:
     assert [row for row, _ in found(source, "SYNC103")] == [9]
 
 
-def test_an_annotated_device_that_defaults_to_none_moves_nothing_by_default() -> None:
-    source = """\
-    import torch
-
-    def base_anchors(n: int, device: torch.device | None = None):
-        return torch.arange(n).to(device=device)
-
-    def anchors(n: int, device: torch.device):
-        return torch.arange(n).to(device=device)
-    """
-    # ``device=None`` unless a call gives one, as for an unannotated parameter: low, below the default bar.
-    assert found(source, "SYNC202") == [(4, Confidence.LOW), (7, Confidence.MEDIUM)]
-
-
 def test_after_an_if_that_splits_cuda_from_host_a_name_both_arms_bind_is_of_either_place() -> None:
     source = """\
     import torch
@@ -690,3 +676,56 @@ def test_a_name_only_an_except_handler_binds_keeps_the_usual_path_in_view() -> N
     # After an out-of-memory fallback ``W`` is on the GPU or the host; after a handler that
     # re-raises, only the body's path goes on.
     assert found(source, "SYNC101") == [(10, Confidence.MEDIUM), (19, Confidence.HIGH)]
+
+
+def test_a_classs_own_cuda_method_moves_no_tensor() -> None:
+    source = """\
+    import torch
+
+    class Layer:
+        def cuda(self, device):
+            self.W_q, self.meta = Quantizer.cuda(self.W_q, self.meta, device)
+            if self.meta["quant_zero"]:
+                self.zero = self.meta["zero"]
+            w = self.W_q.cuda(device)
+            return w.sum().item()
+    """
+    # ``Quantizer.cuda(...)`` is a static method of a class, not ``Tensor.cuda``: what it returns
+    # is unknown (a dict among them), so ``if self.meta[...]`` is no read of a device tensor.
+    assert found(source, "SYNC502") == []
+    assert found(source, "SYNC101") == [(9, Confidence.HIGH)]
+
+
+def test_a_name_for_the_host_device_is_the_cpu() -> None:
+    source = """\
+    import torch
+    from fairseq2.device import CPU
+
+    def drop_iter(layers, p: float):
+        prob_dist = torch.rand(len(layers), device=CPU)
+        for idx, layer in enumerate(layers):
+            if float(prob_dist[idx]) <= p:
+                continue
+
+    def offload(x: torch.Tensor, cpu_device):
+        return x.cuda().to(cpu_device)
+    """
+    # ``CPU: Final = Device("cpu")`` in the project; a variable named for the host device.
+    assert found(source, "SYNC501") == []
+    assert found(source, "SYNC103") == [(11, Confidence.HIGH)]
+
+
+def test_an_annotated_device_that_defaults_to_none_is_still_a_device_callers_pass() -> None:
+    source = """\
+    import numpy as np
+    import torch
+
+    class Scheduler:
+        def set_timesteps(self, n: int, device: str | torch.device = None):
+            sigmas = np.linspace(1.0, 0.0, n)
+            self.sigmas = torch.from_numpy(sigmas).to(device=device)
+    """
+    # Pipelines call ``scheduler.set_timesteps(n, device=device)`` through an object the index
+    # cannot follow; measured on all labels, reading this default as "no move" lost fifteen true
+    # uploads of diffusers' and sglang's schedulers and fixed no false positive.
+    assert found(source, "SYNC202") == [(7, Confidence.MEDIUM)]

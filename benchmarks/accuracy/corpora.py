@@ -195,6 +195,19 @@ CORPORA = (
     # Added for uniform77: MMEngine (OpenMMLab's training engine: runners, hooks, optimizer wrappers,
     # evaluators, visualizers, model wrappers), never tuned on; drawn beside uniform74.
     Corpus("mmengine", "0.10.7"),
+    # Added for uniform78: fairseq2 (Meta's sequence-modeling library: models, generation with beam
+    # search and sampling, recipes for training, data pipelines, checkpoint management), never tuned on;
+    # drawn at the end of session 17.
+    Corpus("fairseq2", "0.8.1"),
+    # Added for uniform79: TorchFT (fault-tolerant training: process groups that survive failures,
+    # managers, checkpoint transport between replicas, local SGD/DiLoCo), never tuned on; drawn beside uniform78.
+    Corpus("torchft", "0.2.0"),
+    # Added for uniform80: Pyro (probabilistic programming: distributions, inference (SVI, MCMC,
+    # HMC/NUTS), effect handlers, contributed models), never tuned on; drawn beside uniform78.
+    Corpus("pyro_ppl", "1.9.2"),
+    # Added for uniform81: HQQ (half-quadratic quantization: quantizer, backends and patching of
+    # HF models), never tuned on; drawn beside uniform78 from its source archive.
+    Corpus("hqq", "0.2.8.post1", sdist=True),
 )
 
 

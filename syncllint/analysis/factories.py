@@ -92,6 +92,8 @@ class FactoryInference:
             return None
         if isinstance(node, cst.Integer):
             return DeviceLiteral.ACCELERATOR  # ``device=0`` is CUDA device 0
+        if isinstance(node, (cst.Name, cst.Attribute)) and _leaf(node).lower() in _CPU_DEVICE_NAMES:
+            return DeviceLiteral.CPU  # ``device=CPU`` (fairseq2's ``CPU: Final = Device("cpu")``), ``cpu_device``
         if isinstance(node, cst.Call):
             name = self.imports.qualify(node.func)
             if name == "torch.device":
@@ -214,3 +216,11 @@ def _visibly_int(expr: cst.BaseExpression) -> bool:
             expr.func.attr.value == "numel" or len(expr.args) == 1
         )
     return False
+
+
+# Names that hold the host device wherever they appear (a constant, a variable named for it).
+_CPU_DEVICE_NAMES = frozenset(("cpu", "cpu_device", "device_cpu", "host_device"))
+
+
+def _leaf(node: cst.Name | cst.Attribute) -> str:
+    return node.attr.value if isinstance(node, cst.Attribute) else node.value

@@ -10,6 +10,7 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword
+from syncllint.analysis.naming import names_a_class
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
 from syncllint.analysis.values import (
@@ -79,6 +80,8 @@ class MethodInference:
             return NUMPY
         if owner.place == Place.PYTHON:
             return UNKNOWN
+        if method in ("cpu", "cuda", "to") and owner.place is Place.UNKNOWN and names_a_class(func.value):
+            return UNKNOWN  # ``Quantizer.cuda(W_q, meta, device)``: a class's own method, no tensor move
         if method == "cpu":
             if owner.place == Place.UNKNOWN and call.args:
                 return UNKNOWN

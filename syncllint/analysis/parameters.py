@@ -83,9 +83,6 @@ class ParameterBinding:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
                 spec = self.device_spec(param.default)
                 value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
-                if "device" in name and isinstance(param.default, cst.Name) and param.default.value == "None":
-                    # ``device: torch.device | None = None``: no move unless a call gives one, as unannotated.
-                    value = UNKNOWN if overridden else NONE_BY_DEFAULT
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
                 # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment, or the
