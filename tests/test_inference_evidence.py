@@ -727,5 +727,5 @@ def test_an_annotated_device_that_defaults_to_none_is_still_a_device_callers_pas
     """
     # Pipelines call ``scheduler.set_timesteps(n, device=device)`` through an object the index
     # cannot follow; measured on all labels, reading this default as "no move" lost fifteen true
-    # uploads of diffusers' and sglang's schedulers and fixed no false positive.
+    # uploads of diffusers' and sglang's schedulers and fixed three false positives.
     assert found(source, "SYNC202") == [(7, Confidence.MEDIUM)]

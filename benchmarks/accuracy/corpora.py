@@ -208,6 +208,18 @@ CORPORA = (
     # Added for uniform81: HQQ (half-quadratic quantization: quantizer, backends and patching of
     # HF models), never tuned on; drawn beside uniform78 from its source archive.
     Corpus("hqq", "0.2.8.post1", sdist=True),
+    # Added for uniform82: FairScale (FSDP's ancestor, pipeline parallelism, optimizer state sharding,
+    # activation checkpointing and offload), never tuned on; drawn at the end of session 17 from its source archive.
+    Corpus("fairscale", "0.4.13", sdist=True),
+    # Added for uniform83: x-transformers (a transformer library of many attention and model variants,
+    # autoregressive wrappers for generation), never tuned on; drawn beside uniform82.
+    Corpus("x_transformers", "2.31.10"),
+    # Added for uniform84: gsplat (Gaussian splatting: rasterization wrappers, densification strategies,
+    # compression, training utilities), never tuned on; drawn beside uniform82.
+    Corpus("gsplat", "1.5.3"),
+    # Added for uniform85: nerfacc (NeRF acceleration: occupancy grids, ray marching and volumetric
+    # rendering helpers), never tuned on; drawn beside uniform82.
+    Corpus("nerfacc", "0.5.3"),
 )
 
 
