@@ -220,6 +220,18 @@ CORPORA = (
     # Added for uniform85: nerfacc (NeRF acceleration: occupancy grids, ray marching and volumetric
     # rendering helpers), never tuned on; drawn beside uniform82.
     Corpus("nerfacc", "0.5.3"),
+    # Added for uniform86: torchaudio (audio I/O wrappers, transforms, functional DSP, models and
+    # pipelines such as wav2vec2, Emformer/RNN-T decoding), never tuned on; drawn at the end of session 17.
+    Corpus("torchaudio", "2.11.1"),
+    # Added for uniform87: lm-evaluation-harness (model wrappers for HF, vLLM and others that batch
+    # requests, score log-likelihoods and generate), never tuned on; drawn beside uniform86.
+    Corpus("lm_eval", "0.4.13"),
+    # Added for uniform88: vector-quantize-pytorch (VQ, residual/finite scalar quantizers, codebook
+    # updates), never tuned on; drawn beside uniform86.
+    Corpus("vector_quantize_pytorch", "1.32.0"),
+    # Added for uniform89: mistral-inference (Mistral's reference inference: transformer, cache,
+    # generation loop), never tuned on; drawn beside uniform86.
+    Corpus("mistral_inference", "1.6.0"),
 )
 
 

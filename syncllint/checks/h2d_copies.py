@@ -62,12 +62,22 @@ def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
     return ctx.inference.names_a_dtype(target)
 
 
+_SIZED_FACTORIES = frozenset("torch." + n for n in ("empty", "zeros", "ones", "full", "rand", "randn"))
+
+
 def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """``torch.tensor([])``, ``torch.Tensor(())``: a tensor made from no data, right there."""
+    """``torch.tensor([])``, ``torch.Tensor(())``, ``torch.empty(0)``: a tensor with no elements,
+    made right there (a copy of no elements moves nothing: measured, no wait)."""
     if not isinstance(receiver, cst.Call):
         return False
     data = positional(receiver, 0)
     qualified = ctx.qualify(receiver.func) or ""
+    if qualified in _SIZED_FACTORIES and data is not None:
+        # ``torch.empty(0)``, ``torch.zeros(0, 4)``, ``torch.empty((0,))``: a literal zero among the sizes.
+        sizes = [el.value for el in data.elements] if isinstance(data, (cst.Tuple, cst.List)) else [
+            arg.value for arg in receiver.args if arg.keyword is None
+        ]
+        return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
     builds_from_data = qualified in api.HOST_DATA_CONSTRUCTORS or (
         qualified in api.TORCH_FACTORIES and qualified.endswith("Tensor")  # legacy ``torch.Tensor(data)``
     )
