@@ -203,3 +203,13 @@ def test_moving_a_tensor_of_no_elements_copies_nothing() -> None:
     )
     # A copy of no elements moves nothing (measured: no wait); a size from a variable may not be 0.
     assert [d.start.row for d in lint(source) if d.code == "SYNC202"] == [6]
+
+
+def test_the_fill_value_of_torch_full_is_no_size() -> None:
+    source = (
+        "import torch\n"
+        "def filled(x: torch.Tensor, shape: tuple[int, ...]):\n"
+        "    return torch.full(shape, 0).to(x.device), torch.full((0,), 1.0).to(x.device)\n"
+    )
+    # ``torch.full(shape, 0)`` holds zeros, not zero elements: its move is a copy.
+    assert [(d.start.row, d.start.column) for d in lint(source) if d.code == "SYNC202"] == [(3, 12)]

@@ -75,23 +75,18 @@ class MovingArms:
         self._kept: dict[int, dict[str, tuple[Value, Value]]] = {}
         # id of a ``try`` body with handlers -> the names it binds, then their values after it
         self._try_names: dict[int, list[str]] = {}
-        # id of a ``try`` -> names only its handlers bind, with their values before it
-        self._before_try: dict[int, dict[str, Value | None]] = {}
+        # id of a ``try`` -> names only its handlers bind, with their values before it, and the
+        # names bound by a handler that does not leave (whose binding the code after it sees)
+        self._before_try: dict[int, tuple[dict[str, Value | None], set[str]]] = {}
         self._after_body: dict[int, dict[str, Value]] = {}
         # id of the body of an ``if`` whose test splits CUDA from host -> names both arms bind,
         # then their values at the end of the body
         self._split_names: dict[int, list[str]] = {}
         self._split_body: dict[int, dict[str, Value]] = {}
 
-    def enter_if(self, node: cst.If, splits_devices: bool = False) -> None:
-        """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``.
-        ``splits_devices``: the test sends device tensors one way and host tensors the other."""
+    def enter_if(self, node: cst.If) -> None:
+        """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
         self._start_arm(id(node))
-        if splits_devices and isinstance(node.orelse, cst.Else):
-            body_names = {name for name, _ in name_assignments(node.body)}
-            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
-            if both:
-                self._split_names[id(node.body)] = both
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
             return
@@ -102,6 +97,15 @@ class MovingArms:
                 before[name] = value
         if before:
             self._before[id(other)] = before
+
+    def split_on_devices(self, node: cst.If) -> None:
+        """``node``'s test sends device tensors one way and host tensors the other: a name both
+        arms bind holds either arm's value after it."""
+        if isinstance(node.orelse, cst.Else):
+            body_names = {name for name, _ in name_assignments(node.body)}
+            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
+            if both:
+                self._split_names[id(node.body)] = both
 
     def leave_if(self, node: cst.If) -> None:
         self._end_arm(id(node))
@@ -129,11 +133,14 @@ class MovingArms:
         if node.handlers:
             in_body = [name for name, _ in name_assignments(node.body)]
             self._try_names[id(node.body)] = in_body
-            handler_only = {
-                name for handler in node.handlers for name, _ in name_assignments(handler.body)
-            }.difference(in_body)
+            bound: dict[str, bool] = {}  # name -> whether a handler that binds it goes on after
+            for handler in node.handlers:
+                for name, _ in name_assignments(handler.body):
+                    bound[name] = bound.get(name, False) or not ends_flow(handler.body)
+            handler_only = bound.keys() - set(in_body)
             if handler_only:
-                self._before_try[id(node)] = {name: self._inference.lookup(name) for name in handler_only}
+                before = {name: self._inference.lookup(name) for name in handler_only}
+                self._before_try[id(node)] = (before, {name for name in handler_only if bound[name]})
 
     def leave_try(self, node: cst.Try | cst.TryStar) -> None:
         """A name the handlers rebound holds the body's value or theirs."""
@@ -141,13 +148,7 @@ class MovingArms:
             now = self._inference.lookup(name)
             if now is not None and now is not value:
                 self._inference.bind(cst.Name(name), _either(value, now))
-        before_try = self._before_try.pop(id(node), {})
-        if not before_try:
-            return
-        reaching = {  # names bound by a handler whose end the code after the ``try`` can see
-            name for handler in node.handlers if not ends_flow(handler.body)
-            for name, _ in name_assignments(handler.body)
-        }
+        before_try, reaching = self._before_try.pop(id(node), ({}, set()))
         for name, before in before_try.items():
             now = self._inference.lookup(name)
             if before is None or now is None or now is before:

@@ -84,13 +84,11 @@ class Binding:
             self._scopes[-1].fresh_modules.discard(target.value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
-            key = dotted_name(target)
-            if key is not None:
+            found = self._binding_table(target)
+            if found is not None:
+                table, key = found
                 self._scopes[-1].fresh_modules.discard(key)
-            if key is not None and key.startswith("self.") and self._class_attrs:
-                self._class_attrs[-1][key] = value
-            elif key is not None:
-                self._scopes[-1].names[key] = value
+                table[key] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
             element = value if value.is_tensor else UNKNOWN
@@ -104,27 +102,29 @@ class Binding:
     def binding_snapshot(self, target: cst.BaseExpression) -> Value | None:
         """What the innermost scope itself holds for ``target`` (None: nothing bound there), so a
         narrowing can be undone exactly: ``bind`` guesses about opaque rebindings, which an undo must not."""
-        key = dotted_name(target)
-        if key is None:
-            return None
-        if isinstance(target, cst.Attribute) and key.startswith("self.") and self._class_attrs:
-            return self._class_attrs[-1].get(key)
-        return self._scopes[-1].names.get(key)
+        found = self._binding_table(target)
+        return found[0].get(found[1]) if found is not None else None
 
     def reinstate(self, target: cst.BaseExpression, snapshot: Value | None) -> None:
         """Put back what ``binding_snapshot`` saw: a branch's device fact ends with the branch."""
-        key = dotted_name(target)
-        if key is None:
+        found = self._binding_table(target)
+        if found is None:
             return
-        table = (
-            self._class_attrs[-1]
-            if isinstance(target, cst.Attribute) and key.startswith("self.") and self._class_attrs
-            else self._scopes[-1].names
-        )
+        table, key = found
         if snapshot is None:
             table.pop(key, None)
         else:
             table[key] = snapshot
+
+    def _binding_table(self, target: cst.BaseExpression) -> tuple[dict[str, Value], str] | None:
+        """The table ``bind`` writes ``target`` into (a class's ``self.`` fields, or the scope's
+        names), with its key there."""
+        key = dotted_name(target)
+        if key is None:
+            return None
+        if isinstance(target, cst.Attribute) and key.startswith("self.") and self._class_attrs:
+            return self._class_attrs[-1], key
+        return self._scopes[-1].names, key
 
     def bind_assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         pending = self.is_pending(value)  # before binding: ``x = x.to("cpu", non_blocking=True)``

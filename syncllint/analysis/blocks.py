@@ -26,12 +26,13 @@ class BlockFacts:
         self.arms: set[int] = set()
 
     def enter_if(self, node: cst.If) -> None:
-        # First: an ``elif`` test reads the values from before its ``if``.
-        self._arms.enter_if(node, splits_devices=self._narrowing.splits_devices(node.test))
-        host_branches, elifs = self._narrowing.enter_if(node)
-        for branch in host_branches:
+        self._arms.enter_if(node)  # first: an ``elif`` test reads the values from before its ``if``
+        branches = self._narrowing.enter_if(node)
+        if branches.splits_devices:
+            self._arms.split_on_devices(node)
+        for branch in branches.host:
             self._regions.mark(branch)
-        self.arms.update(id(elif_) for elif_ in elifs)
+        self.arms.update(id(elif_) for elif_ in branches.elifs)
         if runs_off_cuda(node.test):
             self._regions.mark(node.body, OFF_CUDA_REGION)
 

@@ -20,6 +20,7 @@ else may be called from elsewhere, with other data.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
@@ -58,9 +59,15 @@ class HostHelperCalls:
     def helpers(self, defined: dict[str, list[cst.FunctionDef]], source: str) -> frozenset[str]:
         """Keyed names of the private functions every call of which runs in host code, directly or
         from another such helper."""
+        if not self._sites:
+            return frozenset()
+        leaves = {_leaf(name) for name in self._sites}
+        # How often each called name appears in the source at all, counted in one pass.
+        mentions = Counter(word for word in re.findall(r"\w+", source) if word in leaves)
         candidates = {
             name for name, sites in self._sites.items()
-            if len(defined.get(name, ())) == 1 and _only_called(name, len(sites), source)
+            # One definition, and named only there and where it is called (no callback hands it on).
+            if len(defined.get(name, ())) == 1 and mentions[_leaf(name)] == len(sites) + 1
         }
         found: set[str] = set()
         changed = True
@@ -73,12 +80,10 @@ class HostHelperCalls:
         return frozenset(found)
 
 
+def _leaf(keyed: str) -> str:
+    return keyed.rsplit(".", 1)[-1]
+
+
 def _is_private(keyed: str) -> bool:
-    name = keyed.rsplit(".", 1)[-1]
+    name = _leaf(keyed)
     return name.startswith("_") and not name.startswith("__")
-
-
-def _only_called(keyed: str, calls: int, source: str) -> bool:
-    """Whether the name appears only where it is defined and called (not handed on as a callback)."""
-    name = keyed.rsplit(".", 1)[-1]
-    return len(re.findall(rf"\b{re.escape(name)}\b", source)) == calls + 1

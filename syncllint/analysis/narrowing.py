@@ -26,7 +26,20 @@ _DEVICE_TESTS = frozenset(("is_cpu", *("is_" + prefix for prefix in api.ACCELERA
 # (expression, place it has): facts that hold on one side of a test.
 # A device variable's fact is the device it names (``if device.type == "cpu":``).
 Facts = tuple[tuple[cst.BaseExpression, Place | DeviceLiteral], ...]
+# Apple silicon, special-cased in code written for CUDA: a tensor that is not there is as likely on
+# CUDA as on the host. (Code testing ``"npu"`` or ``"xpu"`` is written for that accelerator: not
+# there is the host.)
+_RARE_ACCELERATOR = "mps"
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+
+
+@dataclass(frozen=True)
+class Branches:
+    """What an ``if`` test says of its branches (``Narrowing.enter_if``)."""
+
+    host: list[cst.BaseSuite]  # branches that run only for host tensors
+    elifs: list[cst.If]  # an ``elif`` holding the test's false facts, entered and left as an arm
+    splits_devices: bool  # device tensors take one branch and host tensors the other
 
 
 @dataclass(frozen=True)
@@ -44,9 +57,10 @@ class Narrowing:
         self._pending: dict[int, Facts] = {}  # suite id -> facts true inside it
         self._saved: dict[int, list[_Saved]] = {}
 
-    def enter_if(self, node: cst.If) -> tuple[list[cst.BaseSuite], list[cst.If]]:
+    def enter_if(self, node: cst.If) -> Branches:
         """Records the facts of each branch; returns the branches that run only for host tensors,
-        and the ``elif`` that holds the test's false facts (entered and left as an arm).
+        the ``elif`` that holds the test's false facts (entered and left as an arm), and whether the
+        test splits device tensors from host ones.
 
         ``if not t.is_cuda:`` is a CPU fallback: its other tensors of unknown device are host
         tensors too (sglang's ``kv_read_table`` reads its CPU test inputs there).
@@ -66,7 +80,7 @@ class Narrowing:
             # ``if torch.is_tensor(n): ... elif n == 0:``: the ``elif`` runs where the test was false.
             self._pending[id(node.orelse)] = when_false
             elifs.append(node.orelse)
-        return host_branches, elifs
+        return Branches(host_branches, elifs, self._splits_devices(node.test, when_true + when_false))
 
     def leave_if(self, node: cst.If, body_leaves: bool) -> bool:
         """``if not t.is_cuda: raise``: after the ``if``, the test was false. Returns whether what
@@ -115,15 +129,19 @@ class Narrowing:
     def assert_(self, node: cst.Assert) -> None:
         self._apply(self.facts(node.test)[0])
 
-    def splits_devices(self, test: cst.BaseExpression) -> bool:
-        """``if t.device.type == "cuda": ... else: ...``: a test that places a tensor on one side,
-        alone or among other conditions (``compiling or t.is_cuda``)."""
+    def _splits_devices(self, test: cst.BaseExpression, facts: Facts) -> bool:
+        """``if t.device.type == "cuda": ... else: ...``: a test (``facts``: both sides' facts) that
+        places a tensor on one side, alone or among other conditions (``compiling or t.is_cuda``,
+        whose ``or`` keeps no fact of its own)."""
+        if any(isinstance(place, Place) and place in (Place.DEVICE, Place.HOST_TENSOR) for _, place in facts):
+            return True
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.splits_devices(test.expression)
-        if isinstance(test, cst.BooleanOperation):
-            return self.splits_devices(test.left) or self.splits_devices(test.right)
-        return any(isinstance(place, Place) and place in (Place.DEVICE, Place.HOST_TENSOR)
-                   for side in self.facts(test) for _, place in side)
+            operands: tuple[cst.BaseExpression, ...] = (test.expression,)
+        elif isinstance(test, cst.BooleanOperation):
+            operands = (test.left, test.right)
+        else:
+            return False
+        return any(self._splits_devices(operand, sum(self.facts(operand), ())) for operand in operands)
 
     def facts(self, test: cst.BaseExpression) -> tuple[Facts, Facts]:
         """What holds when ``test`` is true, and when it is false."""
@@ -137,7 +155,7 @@ class Narrowing:
             return (), left[1] + right[1]
         if isinstance(test, cst.Attribute) and test.attr.value in _DEVICE_TESTS:
             place = Place.HOST_TENSOR if test.attr.value == "is_cpu" else Place.DEVICE
-            if test.attr.value == "is_mps":
+            if test.attr.value == "is_" + _RARE_ACCELERATOR:
                 return ((test.value, place),), ()  # ``not t.is_mps``: on CUDA as likely as on the host
             return ((test.value, place),), ((test.value, _other(place)),)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
@@ -267,13 +285,11 @@ def _owner_facts(
 
 
 def _names_a_rare_accelerator(spec: cst.BaseExpression) -> bool:
-    """``"mps"``: Apple silicon, special-cased in code written for CUDA, so a tensor that is not
-    there is as likely on CUDA as on the host. (Code testing ``"npu"`` or ``"xpu"`` is written for
-    that accelerator: not there is the host.)"""
+    """A string naming ``_RARE_ACCELERATOR`` (``"mps"``, ``"mps:0"``)."""
     if not isinstance(spec, cst.SimpleString):
         return False
     text = spec.evaluated_value
-    return isinstance(text, str) and text.strip().lower().startswith("mps")
+    return isinstance(text, str) and text.strip().lower().startswith(_RARE_ACCELERATOR)
 
 
 def _device_variable(expr: cst.BaseExpression) -> cst.BaseExpression | None:

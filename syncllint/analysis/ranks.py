@@ -24,20 +24,28 @@ def shape_rank(call: cst.Call) -> int | None:
     return len(sizes)
 
 
+def factory_size_arguments(qualified: str, call: cst.Call) -> list[cst.BaseExpression] | None:
+    """The positional arguments that hold a sized factory's size: all of ``zeros(a, b)``, the first
+    of ``full(size, value)``, the last of ``randint(low, high, size)``; None for other calls."""
+    sizes = [a.value for a in call.args if a.keyword is None]
+    if qualified == "torch.full":
+        return sizes[:1]
+    if qualified == "torch.randint":
+        return sizes[-1:]  # randint(low, high, size) / randint(high, size)
+    return sizes if qualified in api.SIZED_FACTORIES else None
+
+
 def factory_rank(qualified: str, call: cst.Call) -> int | None:
     """``torch.zeros(n)`` / ``zeros((a, b))`` / ``arange(n)`` / ``tensor([1, 2])``: the rank the call shows."""
     if qualified in ("torch.arange", "torch.range", "torch.linspace", "torch.logspace", "torch.randperm"):
         return 1
     if any(a.star for a in call.args):
         return None
-    sizes = [a.value for a in call.args if a.keyword is None]
-    if qualified == "torch.full":
-        sizes = sizes[:1]
-    elif qualified == "torch.randint":
-        sizes = sizes[-1:]  # randint(low, high, size) / randint(high, size)
-    elif qualified not in api.SIZED_FACTORIES:
-        if qualified in ("torch.tensor", "torch.as_tensor") and sizes and isinstance(sizes[0], (cst.List, cst.Tuple)):
-            elements = sizes[0].elements
+    sizes = factory_size_arguments(qualified, call)
+    if sizes is None:
+        data = [a.value for a in call.args if a.keyword is None]
+        if qualified in ("torch.tensor", "torch.as_tensor") and data and isinstance(data[0], (cst.List, cst.Tuple)):
+            elements = data[0].elements
             if elements and all(isinstance(el.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for el in elements):
                 return 1
         return None

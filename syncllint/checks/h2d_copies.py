@@ -8,6 +8,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.host_regions import names_a_lazy_device
 from syncllint.analysis.module_state import is_fresh_module
+from syncllint.analysis.ranks import factory_size_arguments
 from syncllint.analysis.values import DeviceLiteral, Place, Value
 from syncllint.checks.base import (
     FixProposal,
@@ -62,9 +63,6 @@ def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
     return ctx.inference.names_a_dtype(target)
 
 
-_SIZED_FACTORIES = frozenset("torch." + n for n in ("empty", "zeros", "ones", "full", "rand", "randn"))
-
-
 def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
     """``torch.tensor([])``, ``torch.Tensor(())``, ``torch.empty(0)``: a tensor with no elements,
     made right there (a copy of no elements moves nothing: measured, no wait)."""
@@ -72,11 +70,11 @@ def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> b
         return False
     data = positional(receiver, 0)
     qualified = ctx.qualify(receiver.func) or ""
-    if qualified in _SIZED_FACTORIES and data is not None:
+    sizes = factory_size_arguments(qualified, receiver) if qualified in api.SIZED_FACTORIES else None
+    if sizes:
         # ``torch.empty(0)``, ``torch.zeros(0, 4)``, ``torch.empty((0,))``: a literal zero among the sizes.
-        sizes = [el.value for el in data.elements] if isinstance(data, (cst.Tuple, cst.List)) else [
-            arg.value for arg in receiver.args if arg.keyword is None
-        ]
+        if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+            sizes = [el.value for el in sizes[0].elements]
         return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
     builds_from_data = qualified in api.HOST_DATA_CONSTRUCTORS or (
         qualified in api.TORCH_FACTORIES and qualified.endswith("Tensor")  # legacy ``torch.Tensor(data)``
