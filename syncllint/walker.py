@@ -317,6 +317,8 @@ class BatchedWalker(cst.CSTVisitor):
         in_model = method and self._classes[-1].torch_module or top_level and name in self.model_init_functions
         if building and in_model and self.builds_models_on_device and not host:
             self._default_device_bodies[id(node.body)] = DeviceLiteral.ACCELERATOR
+        elif name == "__init__" and method and self.inference.default_device is not DeviceLiteral.ACCELERATOR:
+            self.inference.start_building_on_host()
         # ``forward`` of a module gets tensors unless annotated otherwise.
         self.inference.bind_parameters(
             node.params, tensor_by_default=name in ("forward",), filled=filled, docstring=node.get_docstring()

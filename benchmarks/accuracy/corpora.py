@@ -232,6 +232,18 @@ CORPORA = (
     # Added for uniform89: mistral-inference (Mistral's reference inference: transformer, cache,
     # generation loop), never tuned on; drawn beside uniform86.
     Corpus("mistral_inference", "1.6.0"),
+    # Added for uniform90: AutoAWQ (activation-aware weight quantization: calibration, scaling,
+    # packing, fused inference modules), never tuned on; drawn at the start of session 18.
+    Corpus("autoawq", "0.2.7.post3"),
+    # Added for uniform91: NVIDIA NeMo (ASR/TTS/LLM collections: decoding, data loaders, losses),
+    # never tuned on; drawn beside uniform90.
+    Corpus("nemo_toolkit", "3.0.0"),
+    # Added for uniform92: ESPnet (speech toolkit: ASR/TTS/enhancement models, beam search), never
+    # tuned on; drawn beside uniform90.
+    Corpus("espnet", "202511", file_sample=400),
+    # Added for uniform93: Stable-Baselines3 (RL algorithms: rollout buffers, policies, training
+    # loops), never tuned on; drawn beside uniform90.
+    Corpus("stable_baselines3", "2.9.2"),
 )
 
 

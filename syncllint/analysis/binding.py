@@ -39,6 +39,9 @@ class Scope:
     growing: set[str] = field(default_factory=set)
     # Names holding a module built on the host in this function, not moved since (module_state.py).
     fresh_modules: set[str] = field(default_factory=set)
+    # In an ``__init__`` building on the host: ``self.`` fields it set to host tensors, which stay
+    # there until the module moves (the class's table keeps them as tensors of unknown place).
+    built_here: dict[str, Value] | None = None
 
 
 class Binding:
@@ -89,6 +92,9 @@ class Binding:
                 table, key = found
                 self._scopes[-1].fresh_modules.discard(key)
                 table[key] = value
+                built = self._scopes[-1].built_here
+                if built is not None:
+                    built.pop(key, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
             element = value if value.is_tensor else UNKNOWN
@@ -98,6 +104,15 @@ class Binding:
                 self.bind(el.value, PYTHON if starred else element, rebinding=rebinding)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, PYTHON)
+
+    def note_built_here(self, target: cst.BaseExpression, held: Value) -> None:
+        """``self.levels = torch.tensor(levels)`` in an ``__init__`` building on the host: read
+        later in that ``__init__`` (``self.levels.prod().item()``) it is a host tensor."""
+        built = self._scopes[-1].built_here
+        key = dotted_name(target) if isinstance(target, cst.Attribute) else None
+        if built is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
+            if held.place is Place.HOST_TENSOR:
+                built[key] = held
 
     def binding_snapshot(self, target: cst.BaseExpression) -> Value | None:
         """What the innermost scope itself holds for ``target`` (None: nothing bound there), so a
@@ -149,6 +164,7 @@ class Binding:
                     continue
             inferred = self.infer(value)
             self.bind(target, module_state(self.imports, target, value, inferred))
+            self.note_built_here(target, inferred)
             key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
             if key is not None and builds_a_host_module(value, cast("DeviceInference", self), inferred):
                 # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).

@@ -69,6 +69,9 @@ _RESULT_BY_API = (
 )
 
 
+_COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp)
+
+
 class CallInference(FactoryInference):
     """Mixin of DeviceInference; ``infer`` and ``imports`` come from there."""
 
@@ -135,9 +138,14 @@ class CallInference(FactoryInference):
             return value if value.is_host else UNKNOWN
         if qualified in api.PYTHON_RESULT_BUILTINS and not self.imports.is_imported(qualified):
             if qualified in ("sum", "max", "min", "next", "abs"):
-                args = [self.infer(a.value) for a in call.args]
+                # ``sum(F.mse_loss(q, t) for q in qs)``: over the elements a comprehension makes.
+                args = [
+                    self.infer(a.value.elt if isinstance(a.value, _COMPREHENSIONS) else a.value) for a in call.args
+                ]
                 if any(a.is_tensor for a in args):
                     return combine_operands([a for a in args if a.is_tensor])
+                if qualified == "sum" and args and args[0].place is Place.UNKNOWN:
+                    return UNKNOWN  # ``sum(loss_record)``: of numbers, or of tensors (a tensor then)
                 return UNKNOWN if qualified == "next" else PYTHON_SCALAR
             if qualified in ("int", "float", "bool", "len", "round", "str", "repr", "hash", "id"):
                 return PYTHON_SCALAR

@@ -95,6 +95,16 @@ class DeviceInference(
         self._scopes.append(Scope(default_device=self._scopes[-1].default_device))
         self._enter_pending_scope()
 
+    def start_building_on_host(self) -> None:
+        """The function is an ``__init__`` whose factories build on the host: the fields it sets
+        are host tensors for the rest of it, until the module moves (``module_moved``)."""
+        self._scopes[-1].built_here = {}
+
+    def module_moved(self) -> None:
+        """``self.to(device)`` / ``self.cuda()``: the fields an ``__init__`` built moved with it."""
+        if self._scopes[-1].built_here is not None:
+            self._scopes[-1].built_here = {}
+
     def exit_function(self) -> None:
         self._scopes.pop()
         self._exit_pending_scope()
@@ -165,6 +175,9 @@ class DeviceInference(
 
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
+        built = self._scopes[-1].built_here
+        if built and key in built:
+            return built[key]
         if key.startswith("self.") and self._class_attrs:
             found = self._class_attrs[-1].get(key)
             if found is not None:

@@ -8,8 +8,9 @@ import libcst as cst
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.traversal import walk
 
-# Decorators from these modules compile the function into device code.
-_KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda"))
+# Decorators from these modules compile the function into device code. numba's own (``@cuda.jit``,
+# also ``@njit``) compile it away from torch: its body holds no tensor to wait on.
+_KERNEL_DECORATOR_MODULES = frozenset(("triton", "cute", "tilelang", "helion", "numba_cuda", "numba"))
 _FORWARDS = frozenset(("forward", "forward_native", "forward_cuda"))
 
 

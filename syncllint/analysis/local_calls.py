@@ -11,7 +11,11 @@ import libcst as cst
 
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
-from syncllint.analysis.values import ASSUMED_TENSOR, Place, Value, combine_operands
+from syncllint.analysis.values import ASSUMED_TENSOR, HOST_TENSOR, Place, Value, combine_operands
+
+
+# Methods that move a module (and their results, the module itself, then lives on the device).
+_MOVING_METHODS = frozenset({"to", "cuda", "to_empty", "xpu", "npu"})
 
 
 class LocalCalls:
@@ -24,6 +28,9 @@ class LocalCalls:
         def lookup(self, key: str) -> Value | None: ...
 
         def infer(self, node: cst.BaseExpression) -> Value: ...
+
+        @property
+        def fresh_modules(self) -> set[str]: ...
 
     def own_function_result(self, call: cst.Call) -> Value | None:
         """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, or a project helper it imports
@@ -48,7 +55,13 @@ class LocalCalls:
     def layer_call(self, call: cst.Call) -> Value | None:
         """``self.proj(x)`` of a submodule: a tensor where ``x`` is (by convention when x is unknown)."""
         key = dotted_name(call.func)
-        if key is None or key.count(".") > 1 or "." in key and not key.startswith("self."):
+        if key is None:
+            return None
+        if key in self.fresh_modules or isinstance(call.func, cst.Attribute) and (
+            call.func.attr.value not in _MOVING_METHODS and dotted_name(call.func.value) in self.fresh_modules
+        ):
+            return self._fresh_module_call(call)  # ``mapper(x)``, ``mapper.log_prob(x)``
+        if key.count(".") > 1 or "." in key and not key.startswith("self."):
             return None
         callee = self.lookup(key)  # ``self.proj``, or a local alias ``vt = self.vision_tower``
         if callee is None or not callee.layer:
@@ -58,6 +71,17 @@ class LocalCalls:
             return ASSUMED_TENSOR
         place = combine_operands(tensors)
         return Value(place.place, assumed=place.assumed)
+
+
+    def _fresh_module_call(self, call: cst.Call) -> Value | None:
+        """``mapper(logits)`` of a ``mapper = BinaryMapper(...)`` built on the host above and never
+        moved: given host tensors (and nothing that may be on a device), it answers on the host."""
+        places = [self.infer(a.value) for a in call.args]
+        if not any(v.place is Place.HOST_TENSOR for v in places):
+            return None
+        if any(v.may_be_device for v in places):
+            return None
+        return HOST_TENSOR
 
 
 def _bound_argument(call: cst.Call, parameter: str, position: int) -> cst.BaseExpression | None:

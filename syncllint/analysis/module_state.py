@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 # Classes whose objects are no module (no parameters to copy, no calls mapping tensors).
 _NOT_MODULES = frozenset({"Size", "Generator", "Device", "Path"})
 _NOT_MODULE_SUFFIXES = ("Tensor", "Config", "Event", "Stream")
+# Keywords that tell a constructor where to build: ``QuantAttentionFused(..., dev=dev)``.
+_BUILT_WHERE_TOLD = ("device", "device_map", "dev")
 # ``register_buffer(name, tensor)`` / ``register_parameter(name, param)``: the keyword of the value.
 _REGISTERING = {"register_buffer": "tensor", "register_parameter": "param"}
 
@@ -63,7 +65,9 @@ def note_registered_state(inference: DeviceInference, call: cst.Call) -> None:
         return  # ``register_buffer("mask", None)``: a slot filled later
     place = Place.DEVICE if held.place is Place.DEVICE else Place.TENSOR
     state = Value(place, held.dtype, held.zero_dim, rank=held.rank) if held.is_tensor else TENSOR
-    inference.bind(cst.Attribute(cst.Name("self"), cst.Name(attribute)), state)
+    field = cst.Attribute(cst.Name("self"), cst.Name(attribute))
+    inference.bind(field, state)
+    inference.note_built_here(field, held)
 
 
 def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, built: Value | None = None) -> bool:
@@ -76,7 +80,7 @@ def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, b
     """
     if not isinstance(expr, cst.Call) or inference.default_device is DeviceLiteral.ACCELERATOR:
         return False
-    if keyword(expr, "device") is not None or keyword(expr, "device_map") is not None:
+    if any(keyword(expr, name) is not None for name in _BUILT_WHERE_TOLD):
         return False
     if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "from_pretrained":
         return True
@@ -88,10 +92,12 @@ def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, b
 def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
     """``model.to(device)`` moves the module itself: after it, the name holds a module on the device."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda"):
+    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "to_empty"):
         key = dotted_name(func.value)
         if key is not None:
             inference.fresh_modules.discard(key)
+        if key == "self":
+            inference.module_moved()
 
 
 def is_fresh_module(receiver: cst.BaseExpression, inference: DeviceInference) -> bool:
