@@ -244,6 +244,18 @@ CORPORA = (
     # Added for uniform93: Stable-Baselines3 (RL algorithms: rollout buffers, policies, training
     # loops), never tuned on; drawn beside uniform90.
     Corpus("stable_baselines3", "2.9.2"),
+    # Added for uniform94: BoTorch (Bayesian optimization: acquisition functions, GP models,
+    # optimizers, sampling), never tuned on; drawn at 60ed7ff.
+    Corpus("botorch", "0.18.1"),
+    # Added for uniform95: GPyTorch (Gaussian processes: kernels, lazy/linear operators, likelihoods,
+    # variational strategies), never tuned on; drawn beside uniform94.
+    Corpus("gpytorch", "1.15.2"),
+    # Added for uniform96: e3nn (equivariant networks: irreps, tensor products, spherical harmonics),
+    # never tuned on; drawn beside uniform94.
+    Corpus("e3nn", "0.6.0"),
+    # Added for uniform97: Tianshou (RL library: collectors, replay buffers, policies, trainers),
+    # never tuned on; drawn beside uniform94.
+    Corpus("tianshou", "2.0.1"),
 )
 
 

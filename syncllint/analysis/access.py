@@ -14,6 +14,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import (
     HOST_TENSOR,
+    NUMPY,
     PYTHON,
     PYTHON_SCALAR,
     UNKNOWN,
@@ -78,7 +79,12 @@ class AccessInference:
         if self._record_field_on_host(node.value, attr):
             # ``item.tgt_size`` of an sglang ``MultimodalDataItem``; ``tokenizer(...).input_ids``
             return HOST_TENSOR
-        return self._suffix_value(attr, attribute=True) or UNKNOWN
+        named = self._suffix_value(attr, attribute=True)
+        if named is not None:
+            return named
+        if isinstance(node.value, cst.Call) and self.infer(node.value).place is Place.NUMPY:
+            return NUMPY  # ``np.finfo(np.float32).eps``: what numpy gives holds numpy data, no tensor
+        return UNKNOWN
 
     def _record_field_on_host(self, owner: cst.BaseExpression, attr: str) -> bool:
         if isinstance(owner, cst.Name):
@@ -100,6 +106,12 @@ class AccessInference:
         if isinstance(base, cst.Call) and (element := self._returned_element(base, node)) is not None:
             return element
         owner = self.infer(base)
+        if owner.place is Place.TENSOR and _keyed_by_string(node):
+            # ``prev_states["n_processed_blocks"]`` of a ``prev_states: torch.Tensor``: no tensor is
+            # indexed by a string, whatever the annotation said; the owner is a mapping of values
+            # nothing here shows. (A mapping known to live on one side, a host state dict or a
+            # model's output, still says where its items are.)
+            return UNKNOWN
         if owner.is_tensor or owner.place == Place.NUMPY:
             # An element of a tensor by convention (``num_computed_tokens[i]`` beside a ``*_cpu``
             # mirror) is no more surely a tensor than its container.
@@ -146,3 +158,8 @@ def _names_a_device_mesh(node: cst.BaseExpression) -> bool:
     (``spec.mesh`` is a DeviceMesh itself, not its rank table)."""
     leaf = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
     return leaf == "mesh" or leaf.endswith("_mesh")
+
+
+def _keyed_by_string(node: cst.Subscript) -> bool:
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString))

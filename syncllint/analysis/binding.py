@@ -39,6 +39,8 @@ class Scope:
     growing: set[str] = field(default_factory=set)
     # Names holding a module built on the host in this function, not moved since (module_state.py).
     fresh_modules: set[str] = field(default_factory=set)
+    # Names holding such a module once moved (``tp.to(device)``): still a module, now on the device.
+    moved_modules: set[str] = field(default_factory=set)
     # In an ``__init__`` building on the host: ``self.`` fields it set to host tensors, which stay
     # there until the module moves (the class's table keeps them as tensors of unknown place).
     built_here: dict[str, Value] | None = None
@@ -85,12 +87,14 @@ class Binding:
                 value = Value(Place.HOST_TENSOR, value.dtype, value.zero_dim, rank=value.rank)
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
             self._scopes[-1].fresh_modules.discard(target.value)
+            self._scopes[-1].moved_modules.discard(target.value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
             found = self._binding_table(target)
             if found is not None:
                 table, key = found
                 self._scopes[-1].fresh_modules.discard(key)
+                self._scopes[-1].moved_modules.discard(key)
                 table[key] = value
                 built = self._scopes[-1].built_here
                 if built is not None:

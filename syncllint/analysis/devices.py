@@ -170,6 +170,10 @@ class DeviceInference(
     def fresh_modules(self) -> set[str]:
         return self._scopes[-1].fresh_modules
 
+    @property
+    def moved_modules(self) -> set[str]:
+        return self._scopes[-1].moved_modules
+
     def growing_lists(self) -> set[str]:
         return self._scopes[-1].growing
 

@@ -11,8 +11,13 @@ import libcst as cst
 
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
-from syncllint.analysis.values import ASSUMED_TENSOR, HOST_TENSOR, Place, Value, combine_operands
-
+from syncllint.analysis.values import (
+    ASSUMED_TENSOR,
+    HOST_TENSOR,
+    Place,
+    Value,
+    combine_operands,
+)
 
 # Methods that move a module (and their results, the module itself, then lives on the device).
 _MOVING_METHODS = frozenset({"to", "cuda", "to_empty", "xpu", "npu"})

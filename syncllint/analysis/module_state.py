@@ -94,8 +94,9 @@ def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "to_empty"):
         key = dotted_name(func.value)
-        if key is not None:
+        if key is not None and key in inference.fresh_modules:
             inference.fresh_modules.discard(key)
+            inference.moved_modules.add(key)
         if key == "self":
             inference.module_moved()
 

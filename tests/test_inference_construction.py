@@ -1,0 +1,224 @@
+"""Where data lives while objects are built, and code that is no torch code at all."""
+
+from __future__ import annotations
+
+from syncllint.diagnostics import Confidence
+from tests.conftest import lint
+
+
+def found(source: str, code: str) -> list[tuple[int, Confidence]]:
+    return [(d.start.row, d.confidence) for d in lint(source) if d.code == code]
+
+
+INIT_STATE = """\
+import torch
+from torch import nn
+
+class FSQ(nn.Module):
+    def __init__(self, levels):
+        super().__init__()
+        _levels = torch.tensor(levels, dtype=torch.int32)
+        self.register_buffer("_levels", _levels, persistent=False)
+        self.codebook_size = self._levels.prod().item()
+        self.res = torch.zeros(4)
+        self.n = int(self.res.sum())
+
+    def forward(self, x):
+        return self._levels.prod().item()
+
+class Moved(nn.Module):
+    def __init__(self, device):
+        super().__init__()
+        self.res = torch.zeros(4)
+        self.to(device)
+        self.n = self.res.sum().item()
+
+class Told(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.s = self.scale.item()
+"""
+
+
+def test_an_init_reads_back_the_host_tensors_it_set_until_the_module_moves() -> None:
+    # Lines 9 and 11 read what this __init__ built on the host; forward (14) runs wherever the
+    # module was moved; after self.to(device) (21) the state has moved; a field set from a
+    # parameter (27) is wherever the caller's tensor is.
+    assert found(INIT_STATE, "SYNC101") == [(14, Confidence.MEDIUM), (21, Confidence.MEDIUM), (27, Confidence.MEDIUM)]
+    assert found(INIT_STATE, "SYNC501") == []
+
+
+FRESH_MODULE = """\
+import torch
+from torch import nn
+
+class Mapper(nn.Module):
+    def forward(self, x):
+        return x * 2, x
+
+    def log_prob(self, x, y):
+        return x + y
+
+if __name__ == "__main__":
+    mapper = Mapper()
+    logits = torch.randn(3, 4, 8)
+    a, b = mapper(logits)
+    assert torch.allclose(a, b)
+    c = mapper.log_prob(logits, a)
+    assert torch.allclose(c, logits)
+    moved = Mapper().cuda()
+    d, _ = moved(logits.cuda())
+    print(d.sum().item())
+    e = mapper(torch.randn(2, device="cuda"))
+    print(e[0].sum().item())
+"""
+
+
+def test_a_module_built_on_the_host_and_never_moved_answers_host_inputs_on_the_host() -> None:
+    assert found(FRESH_MODULE, "SYNC603") == []  # lines 15 and 17: all on the host
+    # A module moved to the GPU (20), or given device data (22), answers on the device.
+    assert [row for row, _ in found(FRESH_MODULE, "SYNC101")] == [20, 22]
+
+
+NUMBA = """\
+import math
+import torch
+from numba import cuda, njit
+
+@cuda.jit(device=True)
+def clamp(g: torch.Tensor, c: torch.Tensor):
+    if g[0] > c[0]:
+        return max(g[0], -c[0])
+    return math.exp(g[1])
+
+@njit
+def host_loop(xs: torch.Tensor):
+    return int(xs[0])
+
+def launch(t: torch.Tensor):
+    return t.cuda().sum().item()
+"""
+
+
+def test_numba_compiled_functions_hold_no_torch_code() -> None:
+    assert [d.start.row for d in lint(NUMBA)] == [16]
+
+
+BUILT_WHERE_TOLD = """\
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self, n, dev):
+        super().__init__()
+        self.w = nn.Parameter(torch.zeros(n, device=dev))
+
+def fuse(n, dev):
+    fused = Attention(n, dev=dev).to(dev)
+    plain = nn.Linear(n, n).to(dev)
+    return fused, plain
+"""
+
+
+def test_a_constructor_told_its_device_builds_there() -> None:
+    assert [row for row, _ in found(BUILT_WHERE_TOLD, "SYNC202")] == [11]
+
+
+CPU_DEFAULT = """\
+import torch
+
+class Inference:
+    def __init__(self, device: str = "cpu"):
+        self.scorer = torch.nn.Linear(2, 2)
+        self.scorer.to(device=device)
+
+def snapshot(t: torch.Tensor, device="cpu"):
+    return t.to(device)
+
+def read(t: torch.Tensor):
+    return t.cuda().to("cpu")
+"""
+
+
+def test_a_move_to_a_cpu_default_is_no_known_copy_to_the_host() -> None:
+    # Callers the project does not show may pass a GPU: only the literal "cpu" (line 12) is sure.
+    assert found(CPU_DEFAULT, "SYNC103") == [(6, Confidence.LOW), (9, Confidence.LOW), (12, Confidence.HIGH)]
+
+
+SUMS = """\
+import torch
+import torch.nn.functional as F
+
+def train(qs, target, loss_record, counts: list[int]):
+    critic_loss = 0.5 * sum(F.mse_loss(q, target) for q in qs)
+    critic = critic_loss.item()
+    total = sum(loss_record)
+    stats = dict(loss=total.item())
+    n = sum(counts)
+    return critic, stats, int(n)
+"""
+
+
+def test_a_sum_over_tensors_is_a_tensor() -> None:
+    assert [row for row, _ in found(SUMS, "SYNC101")] == [6, 8]
+    assert found(SUMS, "SYNC501") == []  # a sum of a list of ints
+
+
+NUMPY_ATTRIBUTES = """\
+import numpy as np
+import torch
+
+def limits(t: torch.Tensor):
+    eps = np.finfo(np.float32).eps.item()
+    big = torch.finfo(torch.float32).max
+    return eps, big, t.cuda().max().item()
+"""
+
+
+def test_what_numpy_gives_holds_numpy_data() -> None:
+    assert [row for row, _ in found(NUMPY_ATTRIBUTES, "SYNC101")] == [7]
+
+
+MODULE_TEXT = """\
+import torch
+from torch import nn
+
+def bench(device):
+    tp = nn.Linear(2, 2)
+    tp = tp.to(device=device)
+    print(f"module: {tp}")
+    m = tp.cuda()
+    print(f"module: {m}")
+    x = torch.randn(2, device="cuda")
+    print(f"output: {tp(x)}")
+"""
+
+
+def test_a_module_moved_is_still_a_module_whose_text_holds_no_tensor() -> None:
+    assert [row for row, _ in found(MODULE_TEXT, "SYNC503")] == [11]
+    assert [row for row, _ in found(MODULE_TEXT, "SYNC202")] == [6]
+
+
+STRING_KEYS = """\
+import torch
+
+def infer(xs: torch.Tensor, prev_states: torch.Tensor = None):
+    if prev_states is None:
+        n = 0
+    else:
+        n = prev_states["n_processed_blocks"]
+    if n == 0:
+        return xs
+    state = torch.load("s.pt", map_location="cpu")
+    if state["step"] > 0:
+        return xs.cuda()
+    if xs[0] > 0:
+        return xs
+"""
+
+
+def test_a_tensor_annotation_on_a_mapping_says_nothing_of_its_string_keyed_items() -> None:
+    # Line 8 reads a value of a mapping annotated as a tensor; line 11 a host state dict's; line 13
+    # a tensor's element.
+    assert [row for row, _ in found(STRING_KEYS, "SYNC502")] == [13]
