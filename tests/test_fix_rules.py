@@ -35,6 +35,7 @@ def _fixed(source: str, *, unsafe: bool = True, settings: Settings | None = None
         "y = torch.from_numpy(cpu.numpy()).to('cuda')",  # from_numpy_cuda
         "torch.empty(64, device='cuda').copy_(cpu[:64])",  # copy_into_cuda_from_pageable
         "y = cpu.to('cuda', non_blocking=False)",
+        "y = cpu.to(x)",  # to a CUDA tensor's device and dtype (docs/measurements/where_cpu_operands...)
     ],
 )
 def test_sync202_flags_measured_blocking_copies(source: str) -> None:
@@ -50,7 +51,7 @@ def test_sync202_flags_measured_blocking_copies(source: str) -> None:
         "y = cpu.to(torch.float16)",
         "y = cpu.to('cuda', non_blocking=True)",  # pageable nb: no debug-mode sync for small copies
         "y = cpu.to('cpu')",
-        "y = cpu.to(x)",
+        "y = cpu.to(cpu)",
         "p = torch.ones(64, pin_memory=True)\nx.copy_(p, non_blocking=True)",
     ],
 )

@@ -125,27 +125,6 @@ def test_a_constructor_told_its_device_builds_there() -> None:
     assert [row for row, _ in found(BUILT_WHERE_TOLD, "SYNC202")] == [11]
 
 
-CPU_DEFAULT = """\
-import torch
-
-class Inference:
-    def __init__(self, device: str = "cpu"):
-        self.scorer = torch.nn.Linear(2, 2)
-        self.scorer.to(device=device)
-
-def snapshot(t: torch.Tensor, device="cpu"):
-    return t.to(device)
-
-def read(t: torch.Tensor):
-    return t.cuda().to("cpu")
-"""
-
-
-def test_a_move_to_a_cpu_default_is_no_known_copy_to_the_host() -> None:
-    # Callers the project does not show may pass a GPU: only the literal "cpu" (line 12) is sure.
-    assert found(CPU_DEFAULT, "SYNC103") == [(6, Confidence.LOW), (9, Confidence.LOW), (12, Confidence.HIGH)]
-
-
 SUMS = """\
 import torch
 import torch.nn.functional as F
@@ -200,25 +179,27 @@ def test_a_module_moved_is_still_a_module_whose_text_holds_no_tensor() -> None:
     assert [row for row, _ in found(MODULE_TEXT, "SYNC202")] == [6]
 
 
-STRING_KEYS = """\
+TO_ANOTHER_TENSOR = """\
 import torch
 
-def infer(xs: torch.Tensor, prev_states: torch.Tensor = None):
-    if prev_states is None:
-        n = 0
-    else:
-        n = prev_states["n_processed_blocks"]
-    if n == 0:
-        return xs
-    state = torch.load("s.pt", map_location="cpu")
-    if state["step"] > 0:
-        return xs.cuda()
-    if xs[0] > 0:
-        return xs
+class Likelihood(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.raw_noise = torch.nn.Parameter(torch.zeros(1))
+
+    def set_noise(self, value):
+        if not torch.is_tensor(value):
+            value = torch.as_tensor(value).to(self.raw_noise)
+        return value
+
+def scale(x: torch.Tensor, n: int):
+    on_gpu = torch.ones(3).to(x.cuda())
+    host = torch.ones(3).to(torch.zeros(1))
+    return torch.tensor(n * 2.0).to(x), on_gpu, host
 """
 
 
-def test_a_tensor_annotation_on_a_mapping_says_nothing_of_its_string_keyed_items() -> None:
-    # Line 8 reads a value of a mapping annotated as a tensor; line 11 a host state dict's; line 13
-    # a tensor's element.
-    assert [row for row, _ in found(STRING_KEYS, "SYNC502")] == [13]
+def test_a_host_tensor_moved_to_another_tensors_device_is_an_upload_when_that_tensor_may_be_on_the_gpu() -> None:
+    assert found(TO_ANOTHER_TENSOR, "SYNC202") == [
+        (10, Confidence.MEDIUM), (14, Confidence.HIGH), (16, Confidence.MEDIUM)
+    ]

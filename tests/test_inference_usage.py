@@ -155,6 +155,21 @@ def test_a_where_operand_built_on_the_device_variable_sits_beside_the_others() -
     assert [row for row, _ in found(source, "SYNC203")] == [12]
 
 
+def test_a_where_operand_of_one_dimension_on_the_cpu_raises_rather_than_copies() -> None:
+    source = """\
+    import torch
+    from torch import Tensor
+
+    def normalize(x: torch.Tensor, fill: float):
+        x = x.cuda()
+        a = torch.where(x != 0.0, x, Tensor([fill]))
+        b = torch.where(x != 0.0, x, torch.tensor([fill]))
+        return a, b, torch.where(x != 0.0, x, torch.tensor(fill))
+    """
+    # Measured on the H200: a 1-d CPU operand beside CUDA ones raises a device mismatch; a 0-d one syncs.
+    assert found(source, "SYNC203") == [(8, Confidence.HIGH)]
+
+
 def test_data_collators_batch_host_samples() -> None:
     source = """\
     import torch

@@ -256,6 +256,18 @@ CORPORA = (
     # Added for uniform97: Tianshou (RL library: collectors, replay buffers, policies, trainers),
     # never tuned on; drawn beside uniform94.
     Corpus("tianshou", "2.0.1"),
+    # Added for uniform98: Opacus (differentially private training: per-sample gradients, grad
+    # samplers, privacy accountants, DP optimizers and data loaders), never tuned on; drawn at a6a5cfe.
+    Corpus("opacus", "1.6.0"),
+    # Added for uniform99: Captum (model interpretability: attribution methods, noise tunnels,
+    # concept/influence tooling, insights), never tuned on; drawn beside uniform98.
+    Corpus("captum", "0.9.0"),
+    # Added for uniform100: MMDetection (detectors, heads, assigners, samplers, losses, NMS and
+    # post-processing, evaluation), never tuned on; drawn beside uniform98.
+    Corpus("mmdet", "3.3.0"),
+    # Added for uniform101: Chronos (pretrained time-series forecasting models and pipelines),
+    # never tuned on; drawn beside uniform98.
+    Corpus("chronos_forecasting", "2.3.2"),
 )
 
 

@@ -106,12 +106,6 @@ class AccessInference:
         if isinstance(base, cst.Call) and (element := self._returned_element(base, node)) is not None:
             return element
         owner = self.infer(base)
-        if owner.place is Place.TENSOR and _keyed_by_string(node):
-            # ``prev_states["n_processed_blocks"]`` of a ``prev_states: torch.Tensor``: no tensor is
-            # indexed by a string, whatever the annotation said; the owner is a mapping of values
-            # nothing here shows. (A mapping known to live on one side, a host state dict or a
-            # model's output, still says where its items are.)
-            return UNKNOWN
         if owner.is_tensor or owner.place == Place.NUMPY:
             # An element of a tensor by convention (``num_computed_tokens[i]`` beside a ``*_cpu``
             # mirror) is no more surely a tensor than its container.
@@ -159,7 +153,3 @@ def _names_a_device_mesh(node: cst.BaseExpression) -> bool:
     leaf = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
     return leaf == "mesh" or leaf.endswith("_mesh")
 
-
-def _keyed_by_string(node: cst.Subscript) -> bool:
-    index = node.slice[0].slice if len(node.slice) == 1 else None
-    return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString))

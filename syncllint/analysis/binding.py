@@ -15,6 +15,7 @@ from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.module_state import builds_a_host_module, module_state
 from syncllint.analysis.values import (
+    LAYER,
     PYTHON,
     UNKNOWN,
     DeviceLiteral,
@@ -167,10 +168,14 @@ class Binding:
                         self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
                     continue
             inferred = self.infer(value)
+            key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            built = key is not None and builds_a_host_module(value, cast("DeviceInference", self), inferred)
+            if built and inferred.place is Place.UNKNOWN and not inferred.layer:
+                # ``model = Net(...)`` after ``model = model.cpu()``: an object, whatever the name held.
+                inferred = LAYER
             self.bind(target, module_state(self.imports, target, value, inferred))
             self.note_built_here(target, inferred)
-            key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
-            if key is not None and builds_a_host_module(value, cast("DeviceInference", self), inferred):
+            if built and key is not None:
                 # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).
                 self._scopes[-1].fresh_modules.add(key)
             if isinstance(target, cst.Name):

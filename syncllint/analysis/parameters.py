@@ -82,9 +82,7 @@ class ParameterBinding:
             if value is not None and value.place is Place.PYTHON and param.default is not None:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which.
                 spec = self.device_spec(param.default)
-                if spec and overridden:
-                    spec = None
-                value = _default_device(spec) if spec else value
+                value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
                 # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment, or the
@@ -106,7 +104,7 @@ class ParameterBinding:
                     spec = self.device_spec(param.default)
                     if spec and overridden:
                         spec = None
-                    value = _default_device(spec) if spec else PYTHON_SCALAR
+                    value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
                 else:
                     # ``device=None`` that a call gives (``device=module.levels.device``): a value after all.
                     fallback = UNKNOWN if overridden else NONE_BY_DEFAULT
@@ -117,13 +115,6 @@ class ParameterBinding:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self.set_local(star.name.value, PYTHON)
-
-
-def _default_device(spec: DeviceLiteral) -> Value:
-    """The device a parameter's default names (``device="cpu"``): where the code runs unless a caller
-    says otherwise, which callers the project does not show may well do (so a move to a CPU default
-    is assumed, not known, to be a copy to the host)."""
-    return Value(Place.PYTHON, zero_dim=True, device_literal=spec, assumed=spec is DeviceLiteral.CPU)
 
 
 _ARGUMENT_ENTRY = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:(.*)$")

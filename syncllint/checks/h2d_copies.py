@@ -30,7 +30,7 @@ _DTYPE_NAMES = ("float", "bfloat", "int", "uint", "bool", "complex", "half")
 
 
 def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
-    """How sure we are that ``.to(...)`` moves to an accelerator (None: CPU, a dtype, or another tensor)."""
+    """How sure we are that ``.to(...)`` moves to an accelerator (None: CPU, a dtype, or a host tensor)."""
     target = keyword(call, "device") or positional(call, 0)
     if target is None or _names_a_dtype(target, ctx):
         return None
@@ -45,8 +45,11 @@ def _target_confidence(call: cst.Call, ctx: RuleContext) -> Confidence | None:
     ):
         return Confidence.LOW  # ``device="cpu" if low_memory else rank``: the CPU on one of two paths
     target_value = ctx.inference.infer(target)
+    if spec is not DeviceLiteral.CPU and target_value.is_tensor and not target_value.assumed:
+        # ``torch.as_tensor(value).to(self.raw_noise)``: to another tensor's device (and dtype).
+        return {Place.DEVICE: Confidence.HIGH, Place.TENSOR: Confidence.MEDIUM}.get(target_value.place)
     if spec is DeviceLiteral.CPU or target_value.place not in (Place.UNKNOWN, Place.PYTHON):
-        return None  # the CPU, a tensor (``x.to(other)``)
+        return None  # the CPU, a host tensor
     leaf = named.rsplit(".", 1)[-1]
     if not leaf and isinstance(target, cst.Attribute):
         leaf = target.attr.value  # ``.to(next(mlp.parameters()).dtype)``: no dotted name, still a dtype

@@ -189,7 +189,12 @@ class HostTensorIntoDeviceOp(Rule):
                 self._report(node, "`index_put_` with CPU indices or a CPU value tensor", confidence, ctx)
         elif ctx.qualify(node.func) == "torch.where" and len(node.args) == 3:
             operands = [ctx.inference.infer(a.value) for a in node.args]
-            hosts = [a.value for a, v in zip(node.args[1:], operands[1:]) if v.place is Place.HOST_TENSOR]
+            # A CPU operand of one or more dimensions beside CUDA ones makes ``where`` raise, not copy:
+            # only a 0-d one (or one of unknown rank) is taken over as a scalar, with a blocking copy.
+            hosts = [
+                a.value for a, v in zip(node.args[1:], operands[1:])
+                if v.place is Place.HOST_TENSOR and not (v.rank is not None and v.rank >= 1) and not _built_from_a_list(a.value)
+            ]
             if hosts:
                 best = max((c for v in operands if (c := _device_confidence(v)) is not None), default=None)
                 if best is Confidence.MEDIUM and all(_built_on_a_device_variable(h) for h in hosts):
@@ -208,6 +213,15 @@ class HostTensorIntoDeviceOp(Rule):
             "waits for the GPU; keep index tensors on the device (or pass a Python scalar)",
             confidence,
         )
+
+
+def _built_from_a_list(expr: cst.BaseExpression) -> bool:
+    """``torch.tensor([fill])`` / ``Tensor([fill])``: a tensor of at least one dimension."""
+    if not (isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None):
+        return False
+    data = expr.args[0].value
+    leaf = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
+    return isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements) and (leaf in ("tensor", "as_tensor") or leaf.endswith("Tensor"))
 
 
 def _built_on_a_device_variable(expr: cst.BaseExpression) -> bool:
