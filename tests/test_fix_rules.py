@@ -35,7 +35,7 @@ def _fixed(source: str, *, unsafe: bool = True, settings: Settings | None = None
         "y = torch.from_numpy(cpu.numpy()).to('cuda')",  # from_numpy_cuda
         "torch.empty(64, device='cuda').copy_(cpu[:64])",  # copy_into_cuda_from_pageable
         "y = cpu.to('cuda', non_blocking=False)",
-        "y = cpu.to(x)",  # to a CUDA tensor's device and dtype (docs/measurements/where_cpu_operands...)
+        "y = cpu.to(x)",  # to a CUDA tensor: 101.1 ms (docs/measurements/where_cpu_operands.h200.torch2.11.json)
     ],
 )
 def test_sync202_flags_measured_blocking_copies(source: str) -> None:

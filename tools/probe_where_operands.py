@@ -27,3 +27,13 @@ for _ in range(2):
 print(json.dumps(result, indent=1))
 with open(os.path.join(os.environ.get("OUT", "/tmp"), "where-probe.json"), "w") as fh:
     json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(), "cases": result}, fh, indent=1)
+
+# ``cpu.to(other)`` with ``other`` on CUDA: a move to other's device and dtype.
+cpu_src = torch.ones(64)
+to_tensor = {name: timed(fn) for name, fn in {
+    "cpu_to_cuda_tensor": lambda: cpu_src.to(g),
+    "cpu_to_cpu_tensor": lambda: cpu_src.to(torch.zeros(1)),
+}.items()}
+print(json.dumps(to_tensor, indent=1))
+with open(os.path.join(os.environ.get("OUT", "/tmp"), "where-probe.json"), "w") as fh:
+    json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(), "cases": {**result, **to_tensor}}, fh, indent=1)
