@@ -82,7 +82,7 @@ class AccessInference:
         named = self._suffix_value(attr, attribute=True)
         if named is not None:
             return named
-        if isinstance(node.value, cst.Call) and self.infer(node.value).place is Place.NUMPY:
+        if isinstance(node.value, cst.Call) and (self.imports.qualify(node.value.func) or "").startswith("numpy."):
             return NUMPY  # ``np.finfo(np.float32).eps``: what numpy gives holds numpy data, no tensor
         return UNKNOWN
 
@@ -152,4 +152,3 @@ def _names_a_device_mesh(node: cst.BaseExpression) -> bool:
     (``spec.mesh`` is a DeviceMesh itself, not its rank table)."""
     leaf = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else ""
     return leaf == "mesh" or leaf.endswith("_mesh")
-

@@ -5,12 +5,13 @@ A mixin of DeviceInference: ``lookup`` and ``infer`` come from there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.module_state import MODULE_MOVES, holds_a_built_module
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     HOST_TENSOR,
@@ -19,8 +20,8 @@ from syncllint.analysis.values import (
     combine_operands,
 )
 
-# Methods that move a module (and their results, the module itself, then lives on the device).
-_MOVING_METHODS = frozenset({"to", "cuda", "to_empty", "xpu", "npu"})
+if TYPE_CHECKING:
+    from syncllint.analysis.devices import DeviceInference
 
 
 class LocalCalls:
@@ -33,9 +34,6 @@ class LocalCalls:
         def lookup(self, key: str) -> Value | None: ...
 
         def infer(self, node: cst.BaseExpression) -> Value: ...
-
-        @property
-        def fresh_modules(self) -> set[str]: ...
 
     def own_function_result(self, call: cst.Call) -> Value | None:
         """``_snapshot(...)`` / ``self._snapshot(...)`` of this module, or a project helper it imports
@@ -62,8 +60,9 @@ class LocalCalls:
         key = dotted_name(call.func)
         if key is None:
             return None
-        if key in self.fresh_modules or isinstance(call.func, cst.Attribute) and (
-            call.func.attr.value not in _MOVING_METHODS and dotted_name(call.func.value) in self.fresh_modules
+        inference = cast("DeviceInference", self)
+        if holds_a_built_module(call.func, inference, moved=False) or isinstance(call.func, cst.Attribute) and (
+            call.func.attr.value not in MODULE_MOVES and holds_a_built_module(call.func.value, inference, moved=False)
         ):
             return self._fresh_module_call(call)  # ``mapper(x)``, ``mapper.log_prob(x)``
         if key.count(".") > 1 or "." in key and not key.startswith("self."):
@@ -76,7 +75,6 @@ class LocalCalls:
             return ASSUMED_TENSOR
         place = combine_operands(tensors)
         return Value(place.place, assumed=place.assumed)
-
 
     def _fresh_module_call(self, call: cst.Call) -> Value | None:
         """``mapper(logits)`` of a ``mapper = BinaryMapper(...)`` built on the host above and never

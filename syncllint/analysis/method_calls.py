@@ -4,13 +4,13 @@ container methods that hand on what they hold."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword
-from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.module_state import MODULE_MOVES, holds_a_built_module
 from syncllint.analysis.naming import names_a_class
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
 from syncllint.analysis.tensor_methods import TENSOR_METHODS
@@ -27,6 +27,9 @@ from syncllint.analysis.values import (
     Value,
 )
 
+if TYPE_CHECKING:
+    from syncllint.analysis.devices import DeviceInference
+
 # Methods that count when applied to booleans: their result is an integer tensor.
 _COUNTING_METHODS = frozenset(("sum", "cumsum", "cumprod", "prod"))
 
@@ -40,12 +43,6 @@ class MethodInference:
 
         def layer_call(self, call: cst.Call) -> Value | None: ...
 
-        @property
-        def fresh_modules(self) -> set[str]: ...
-
-        @property
-        def moved_modules(self) -> set[str]: ...
-
         def host_key(self, index: cst.BaseSlice | cst.BaseExpression | None) -> bool: ...
 
         def device_spec(self, node: cst.BaseExpression | None) -> DeviceLiteral | None: ...
@@ -57,11 +54,6 @@ class MethodInference:
         def host_named_item(self, container: cst.BaseExpression, owner: Value) -> Value | None: ...
 
         def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value: ...
-
-    def _names_a_fresh_module(self, receiver: cst.BaseExpression) -> bool:
-        """``tp`` of ``tp = Net(...)`` above, on the host or moved since (module_state.py)."""
-        key = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
-        return key is not None and (key in self.fresh_modules or key in self.moved_modules)
 
     def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
         layer_result = self.layer_call(call)
@@ -95,7 +87,7 @@ class MethodInference:
             return UNKNOWN
         if method in ("cpu", "cuda", "to") and owner.place is Place.UNKNOWN and names_a_class(func.value):
             return UNKNOWN  # ``Quantizer.cuda(W_q, meta, device)``: a class's own method, no tensor move
-        if method in ("cpu", "cuda", "to") and (owner.layer or self._names_a_fresh_module(func.value)):
+        if method in MODULE_MOVES and (owner.layer or holds_a_built_module(func.value, cast("DeviceInference", self))):
             return LAYER  # ``tp = tp.to(device)`` of a module: the module itself, no tensor
         if method == "cpu":
             if owner.place == Place.UNKNOWN and call.args:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 # Classes whose objects are no module (no parameters to copy, no calls mapping tensors).
 _NOT_MODULES = frozenset({"Size", "Generator", "Device", "Path"})
 _NOT_MODULE_SUFFIXES = ("Tensor", "Config", "Event", "Stream")
+# Methods that move a module to a device; ``cpu`` moves it too, but to where it was built.
+DEVICE_MOVES = frozenset(("to", "cuda", "to_empty", "xpu", "npu"))
+MODULE_MOVES = DEVICE_MOVES | {"cpu"}
 # Keywords that tell a constructor where to build: ``QuantAttentionFused(..., dev=dev)``.
 _BUILT_WHERE_TOLD = ("device", "device_map", "dev")
 # ``register_buffer(name, tensor)`` / ``register_parameter(name, param)``: the keyword of the value.
@@ -92,7 +95,7 @@ def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, b
 def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
     """``model.to(device)`` moves the module itself: after it, the name holds a module on the device."""
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "to_empty"):
+    if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
         key = dotted_name(func.value)
         if key is not None and key in inference.fresh_modules:
             inference.fresh_modules.discard(key)
@@ -101,12 +104,18 @@ def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
             inference.module_moved()
 
 
+def holds_a_built_module(receiver: cst.BaseExpression, inference: DeviceInference, *, moved: bool = True) -> bool:
+    """``model`` of ``model = Net(...)`` above in the function, not rebound since: on the host, or
+    (``moved``) also once moved to a device."""
+    key = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
+    return key is not None and (key in inference.fresh_modules or moved and key in inference.moved_modules)
+
+
 def is_fresh_module(receiver: cst.BaseExpression, inference: DeviceInference) -> bool:
     """``Linear(4, 4).cuda()``, or ``model.to(device)`` of a ``model = Net(...)`` built above in the function."""
     if isinstance(receiver, cst.Call):
         return builds_a_host_module(receiver, inference)
-    key = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
-    return key is not None and key in inference.fresh_modules and inference.default_device is not DeviceLiteral.ACCELERATOR
+    return holds_a_built_module(receiver, inference, moved=False) and inference.default_device is not DeviceLiteral.ACCELERATOR
 
 
 def _is_self_attribute(target: cst.BaseExpression) -> bool:

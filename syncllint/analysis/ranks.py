@@ -24,6 +24,10 @@ def shape_rank(call: cst.Call) -> int | None:
     return len(sizes)
 
 
+# Elements of a list literal read as numbers: literals, and names (``torch.tensor([fill])``).
+_SCALAR_ELEMENTS = (cst.Integer, cst.Float, cst.UnaryOperation, cst.Name, cst.Attribute)
+
+
 def factory_size_arguments(qualified: str, call: cst.Call) -> list[cst.BaseExpression] | None:
     """The positional arguments that hold a sized factory's size: all of ``zeros(a, b)``, the first
     of ``full(size, value)``, the last of ``randint(low, high, size)``; None for other calls."""
@@ -44,9 +48,11 @@ def factory_rank(qualified: str, call: cst.Call) -> int | None:
     sizes = factory_size_arguments(qualified, call)
     if sizes is None:
         data = [a.value for a in call.args if a.keyword is None]
-        if qualified in ("torch.tensor", "torch.as_tensor") and data and isinstance(data[0], (cst.List, cst.Tuple)):
+        builds_from_data = qualified in ("torch.tensor", "torch.as_tensor") or qualified in api.LEGACY_CONSTRUCTORS
+        if builds_from_data and data and isinstance(data[0], (cst.List, cst.Tuple)):
+            # ``tensor([1, 2])``, ``Tensor([fill])``: a flat list of numbers (or names of them).
             elements = data[0].elements
-            if elements and all(isinstance(el.value, (cst.Integer, cst.Float, cst.UnaryOperation)) for el in elements):
+            if elements and all(isinstance(el.value, _SCALAR_ELEMENTS) for el in elements):
                 return 1
         return None
     if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):

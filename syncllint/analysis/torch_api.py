@@ -14,6 +14,8 @@ TORCH_FACTORIES = frozenset(
         "CharTensor ByteTensor BoolTensor"
     ).split()
 )
+# The legacy constructors among them: ``torch.Tensor(data)``, ``torch.LongTensor(data)``.
+LEGACY_CONSTRUCTORS = frozenset(name for name in TORCH_FACTORIES if name.endswith("Tensor"))
 # ``*_like`` factories follow their first argument unless ``device=`` says otherwise.
 TORCH_LIKE_FACTORIES = frozenset(
     "torch." + n

@@ -80,7 +80,7 @@ def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> b
             sizes = [el.value for el in sizes[0].elements]
         return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
     builds_from_data = qualified in api.HOST_DATA_CONSTRUCTORS or (
-        qualified in api.TORCH_FACTORIES and qualified.endswith("Tensor")  # legacy ``torch.Tensor(data)``
+        qualified in api.LEGACY_CONSTRUCTORS  # ``torch.Tensor(data)``
     )
     return builds_from_data and data is not None and holds_no_elements(data)
 

@@ -193,7 +193,7 @@ class HostTensorIntoDeviceOp(Rule):
             # only a 0-d one (or one of unknown rank) is taken over as a scalar, with a blocking copy.
             hosts = [
                 a.value for a, v in zip(node.args[1:], operands[1:])
-                if v.place is Place.HOST_TENSOR and not (v.rank is not None and v.rank >= 1) and not _built_from_a_list(a.value)
+                if v.place is Place.HOST_TENSOR and not (v.rank is not None and v.rank >= 1)
             ]
             if hosts:
                 best = max((c for v in operands if (c := _device_confidence(v)) is not None), default=None)
@@ -213,15 +213,6 @@ class HostTensorIntoDeviceOp(Rule):
             "waits for the GPU; keep index tensors on the device (or pass a Python scalar)",
             confidence,
         )
-
-
-def _built_from_a_list(expr: cst.BaseExpression) -> bool:
-    """``torch.tensor([fill])`` / ``Tensor([fill])``: a tensor of at least one dimension."""
-    if not (isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None):
-        return False
-    data = expr.args[0].value
-    leaf = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else getattr(expr.func, "value", "")
-    return isinstance(data, (cst.List, cst.Tuple)) and bool(data.elements) and (leaf in ("tensor", "as_tensor") or leaf.endswith("Tensor"))
 
 
 def _built_on_a_device_variable(expr: cst.BaseExpression) -> bool:
