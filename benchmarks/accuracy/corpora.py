@@ -268,6 +268,18 @@ CORPORA = (
     # Added for uniform101: Chronos (pretrained time-series forecasting models and pipelines),
     # never tuned on; drawn beside uniform98.
     Corpus("chronos_forecasting", "2.3.2"),
+    # Added for uniform102: nnU-Net v2 (medical image segmentation: planning, preprocessing,
+    # training loops, sliding-window inference), never tuned on; drawn at 44b70f1 (session 19's start).
+    Corpus("nnunetv2", "2.8.1"),
+    # Added for uniform103: Flair (NLP: embeddings, sequence taggers, CRF/Viterbi decoding, trainers),
+    # never tuned on; drawn beside uniform102.
+    Corpus("flair", "0.15.1"),
+    # Added for uniform104: FunASR (speech recognition: encoders, decoders, beam search, VAD,
+    # punctuation, training), never tuned on; drawn beside uniform102.
+    Corpus("funasr", "1.4.16"),
+    # Added for uniform105: PyKEEN (knowledge-graph embeddings: interactions, losses, negative
+    # samplers, training loops, rank-based evaluation), never tuned on; drawn beside uniform102.
+    Corpus("pykeen", "1.11.1"),
 )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -203,6 +204,14 @@ def population_estimate(labels: list[Label], findings: list[Finding], round_name
     return f"{overall} (precision/recall; {', '.join(parts)})"
 
 
+def sample_name(text: str) -> str:
+    """``all``, ``stratified`` or a held-out round (``uniform``, ``uniform2``, ...): rounds are added
+    with new corpora, so any ``uniformN`` is accepted and one with no labels scores nothing."""
+    if text in ("all", "stratified") or re.fullmatch(r"uniform\d*", text):
+        return text
+    raise argparse.ArgumentTypeError(f"unknown sample `{text}` (all, stratified, uniform, uniform2, ...)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", action="store_true", help="lint whole trees, not only the labelled files")
@@ -210,7 +219,7 @@ def main() -> None:
     parser.add_argument("--select", default=None, help="rule selection (default: the linter's default + SYNC7)")
     parser.add_argument("--quiet", action="store_true", help="figures only, no lists")
     parser.add_argument(
-        "--sample", choices=("all", "stratified", "uniform", "uniform2", "uniform3", "uniform4", "uniform5", "uniform6", "uniform7", "uniform8", "uniform9", "uniform10", "uniform11", "uniform12", "uniform13", "uniform14", "uniform15", "uniform16", "uniform17", "uniform18", "uniform19", "uniform20", "uniform21", "uniform22", "uniform23", "uniform24", "uniform25", "uniform26", "uniform27", "uniform28", "uniform29", "uniform30", "uniform31", "uniform32", "uniform33", "uniform34", "uniform35", "uniform36", "uniform37", "uniform38", "uniform39", "uniform40", "uniform41", "uniform42", "uniform43", "uniform44", "uniform45", "uniform46", "uniform47", "uniform48", "uniform49", "uniform50", "uniform51", "uniform52", "uniform53", "uniform54", "uniform55", "uniform56", "uniform57", "uniform58", "uniform59", "uniform60", "uniform61", "uniform62", "uniform63", "uniform64", "uniform65", "uniform66", "uniform67", "uniform68", "uniform69", "uniform70", "uniform71", "uniform72", "uniform73", "uniform74", "uniform75", "uniform76", "uniform77", "uniform78", "uniform79", "uniform80", "uniform81", "uniform82", "uniform83", "uniform84", "uniform85", "uniform86", "uniform87", "uniform88", "uniform89", "uniform90", "uniform91", "uniform92", "uniform93", "uniform94", "uniform95", "uniform96", "uniform97", "uniform98", "uniform99", "uniform100", "uniform101"), default="all",
+        "--sample", type=sample_name, default="all",
         help="score only the first (stratified) sample or one held-out uniform round",
     )
     args = parser.parse_args()
