@@ -290,3 +290,37 @@ def test_a_list_grown_only_by_host_tensors_is_host_data() -> None:
     assert [(d.code, d.start.row) for d in lint(source)] == [
         ("SYNC103", 6), ("SYNC102", 14), ("SYNC202", 14)
     ]
+
+
+def test_rows_of_a_one_dimensional_host_tensor_index_as_python_ints_would() -> None:
+    source = """\
+import torch
+
+def combine(states, hidden, mapping):
+    states = states.cuda()
+    for sid in torch.arange(0, states.shape[0]):
+        part = hidden[mapping == sid]
+        states[sid, : part.size(0)] = part
+        states[sid] = 0.0
+    for rows in torch.zeros(4, 3, dtype=torch.long):
+        states[rows] = states[0]
+"""
+    found = {(d.code, d.start.row) for d in lint(source)}
+    # A 0-d CPU index is read as an int on the host (a select): the write only queues a copy.
+    assert ("SYNC203", 7) not in found
+    # A Python scalar written through it still goes through a host value (measured: ``x[3] = 0.0``).
+    assert ("SYNC403", 8) in found
+    # The rows of a 2-d host tensor are 1-d index tensors: copied to the device to index it.
+    assert ("SYNC203", 10) in found
+
+
+def test_a_to_with_keywords_no_tensor_takes_is_the_object_s_own_method() -> None:
+    source = """\
+import torch
+
+def offload(data_point, t: torch.Tensor, device):
+    data_point.to("cpu", pin_memory=True)
+    data_point.to(device, pin_memory=True)
+    t.to("cpu", non_blocking=False)
+"""
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 6)]

@@ -168,3 +168,41 @@ def device_side(values):
     found = [(d.code, d.start.row, d.confidence.name) for d in lint(source)]
     assert ("SYNC102", 12, "HIGH") in found
     assert not [f for f in found if f[1] == 8]
+
+
+ACCUMULATED = """\
+import torch
+
+
+class Predictor:
+    def logits(self, data):
+        prediction = None
+        for params in self.parameters_list:
+            if prediction is None:
+                prediction = self.window(data).to("cpu")
+            else:
+                prediction += self.window(data).to("cpu")
+        prediction /= len(self.parameters_list)
+        return prediction
+
+    def total(self, batches):
+        loss = 0.0
+        for batch in batches:
+            loss += self.net(batch).sum()
+        return loss
+
+    def run(self, data, batches):
+        probabilities = self.logits(data).cpu()
+        return probabilities, self.total(batches).item()
+"""
+
+
+def test_an_update_in_place_keeps_the_place_a_number_start_does_not() -> None:
+    functions = _functions(ACCUMULATED)
+    # ``prediction += part`` adds into the host tensor the first pass made: still on the host.
+    assert functions["Predictor.logits"][0] == "host"
+    # ``loss = 0.0`` then ``loss += device_sum``: the number becomes whatever the sums are.
+    assert functions["Predictor.total"][0] is None
+    found = {(d.code, d.start.row) for d in lint(ACCUMULATED)}
+    assert ("SYNC103", 22) not in found  # ``.cpu()`` of the host logits
+    assert ("SYNC101", 23) in found  # ``.item()`` of the accumulated loss may still wait

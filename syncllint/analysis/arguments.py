@@ -19,3 +19,8 @@ def positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
 
 def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def takes_only(call: cst.Call, keywords: frozenset[str]) -> bool:
+    """Every keyword the call passes is one of ``keywords`` (``**kwargs`` is taken on trust)."""
+    return all(arg.keyword is None or arg.keyword.value in keywords for arg in call.args)

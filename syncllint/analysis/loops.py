@@ -82,5 +82,8 @@ def _element_of(value: Value) -> Value:
         return value  # items of ``items: List[MultimodalDataItem]``
     if value.is_tensor or value.place is Place.NUMPY:
         # Rows of a tensor by convention only (``seq_lens`` beside ``seq_lens_cpu``) are no surer.
-        return Value(value.place, value.dtype, assumed=value.assumed)
+        # ``for i in torch.arange(n)``: the rows of a 1-d tensor are 0-d tensors (a CPU one indexes
+        # as a Python int would).
+        rank = value.rank - 1 if value.rank else None
+        return Value(value.place, value.dtype, zero_dim=rank == 0, assumed=value.assumed, rank=rank)
     return UNKNOWN

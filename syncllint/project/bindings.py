@@ -72,6 +72,7 @@ class FunctionBindings:
 def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     assigned: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
+    augmented: set[str] = set()
     loops: list[tuple[int, int]] = []
     arms: list[tuple[int, int, int, int]] = []
     pending = list(body)
@@ -93,7 +94,10 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
                 for position, name in enumerate(names):
                     assigned.setdefault(name, []).append(ast.Subscript(statement.value, ast.Constant(position), ast.Load()))
                 continue
-        # Names bound another way too (``a, b = f()``, ``for a in ...``, ``a += 1``): not once.
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            augmented.add(statement.target.id)  # decided below, once every value is known
+            continue
+        # Names bound another way too (``a, b = f()``, ``for a in ...``, ``with ... as a``): not once.
         for target in _other_bindings(statement):
             others.update(_bound_names(target))
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -101,6 +105,9 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
                 pending.extend(getattr(statement, field_name, None) or ())
             for handler in getattr(statement, "handlers", None) or ():
                 pending.extend(handler.body)
+    # ``prediction += part`` works in place on the array or tensor it was assigned and keeps its place;
+    # from a Python number (``total = 0.0``) it takes the operand's, so such a name is not simple.
+    others.update(name for name in augmented if name not in assigned or any(_a_number(v) for v in assigned[name]))
     simple = {name: values for name, values in assigned.items() if name not in others}
     return FunctionBindings(
         once={name: values[0] for name, values in simple.items() if len(values) == 1},
@@ -109,6 +116,13 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         loops=tuple(loops),
         arms=tuple(arms),
     )
+
+
+def _a_number(value: ast.expr) -> bool:
+    """``0``, ``-1.0``, ``""``: a constant that ``+=`` replaces rather than updates in place."""
+    if isinstance(value, ast.UnaryOp):
+        value = value.operand
+    return isinstance(value, ast.Constant) and value.value is not None
 
 
 def _last_row(statements: list[ast.stmt]) -> int:
