@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
+
 
 def keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     for arg in call.args:
@@ -21,6 +23,11 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
-def takes_only(call: cst.Call, keywords: frozenset[str]) -> bool:
-    """Every keyword the call passes is one of ``keywords`` (``**kwargs`` is taken on trust)."""
-    return all(arg.keyword is None or arg.keyword.value in keywords for arg in call.args)
+def is_tensor_to(call: cst.Call) -> bool:
+    """``x.to(...)`` with only the keywords ``Tensor.to`` / ``nn.Module.to`` take (``**kwargs`` is taken
+    on trust): ``data_point.to("cpu", pin_memory=True)`` is some object's own method, no tensor copy."""
+    return (
+        isinstance(call.func, cst.Attribute)
+        and call.func.attr.value == "to"
+        and all(arg.keyword is None or arg.keyword.value in api.TENSOR_TO_KEYWORDS for arg in call.args)
+    )

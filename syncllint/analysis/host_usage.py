@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.arguments import is_tensor_to
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
@@ -158,7 +159,7 @@ def _names(target: cst.BaseExpression) -> Iterable[str]:
 def _uploads(call: cst.Call, method: str) -> bool:
     """``x.to(device, non_blocking=True)`` / ``x.cuda(non_blocking=True)``: an asynchronous upload,
     which only a host tensor needs (``.to("cpu", non_blocking=True)`` is the opposite direction)."""
-    if method not in ("to", "cuda"):
+    if method != "cuda" and not is_tensor_to(call):
         return False
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     flag = keywords.get("non_blocking")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import keyword, takes_only
+from syncllint.analysis.arguments import is_tensor_to, keyword
 from syncllint.analysis.module_state import MODULE_MOVES, holds_a_built_module
 from syncllint.analysis.naming import names_a_class
 from syncllint.analysis.ranks import SAME_SHAPE_METHODS, shape_rank
@@ -104,9 +104,7 @@ class MethodInference:
         if method in ("view", "reshape") and owner.is_tensor:
             return Value(owner.place, owner.dtype, rank=shape_rank(call))
         if method == "to":
-            if owner.place is Place.UNKNOWN and not takes_only(call, api.TENSOR_TO_KEYWORDS):
-                return UNKNOWN  # ``data_point.to("cpu", pin_memory=True)``: the object's own method
-            return self._infer_to(owner, call)
+            return self._infer_to(owner, call) if is_tensor_to(call) else UNKNOWN
         if method == "new_tensor" or method.startswith("new_"):
             if owner.is_tensor:
                 return self._place_for_device(keyword(call, "device"), Value(owner.place))

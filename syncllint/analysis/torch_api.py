@@ -118,8 +118,7 @@ PYTHON_RESULT_BUILTINS = frozenset(
     "any all min max sum map filter iter next slice".split()
 )
 
-# The keywords ``Tensor.to`` / ``nn.Module.to`` take: a ``.to(...)`` given another
-# (``data_point.to("cpu", pin_memory=True)``) is some object's own method, no tensor copy.
+# The keywords ``Tensor.to`` / ``nn.Module.to`` take (``arguments.is_tensor_to``).
 TENSOR_TO_KEYWORDS = frozenset(("device", "dtype", "non_blocking", "copy", "memory_format"))
 
 ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "privateuseone", "mtia")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import keyword, positional, takes_only
+from syncllint.analysis.arguments import is_tensor_to, keyword, positional
 from syncllint.analysis.host_regions import names_a_lazy_device
 from syncllint.analysis.module_state import is_fresh_module
 from syncllint.analysis.ranks import factory_size_arguments
@@ -103,9 +103,7 @@ class BlockingCopyToDevice(Rule):
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
             return
         method_name = node.func.attr.value
-        if method_name == "to" and not takes_only(node, api.TENSOR_TO_KEYWORDS):
-            return  # some object's own ``to`` (``batch.to(device, pin_memory=True)``)
-        if method_name in ("to", "cuda"):
+        if method_name == "cuda" or is_tensor_to(node):
             self._check_move(node, node.func, method_name, ctx)
         elif method_name == "copy_":
             self._check_copy_into(node, node.func, ctx)

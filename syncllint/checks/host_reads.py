@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import keyword, positional, takes_only
+from syncllint.analysis.arguments import is_tensor_to, keyword, positional
 from syncllint.analysis.factories import names_the_meta_device
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
@@ -106,7 +105,7 @@ class CopyToHost(Rule):
                 return
             what = "`.cpu()`"
         elif method == "to":
-            if _method_call(node, "to") is None or not takes_only(node, api.TENSOR_TO_KEYWORDS):
+            if _method_call(node, "to") is None or not is_tensor_to(node):
                 return
             target = keyword(node, "device") or positional(node, 0)
             if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU or names_the_meta_device(target):
