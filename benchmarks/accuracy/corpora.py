@@ -280,6 +280,18 @@ CORPORA = (
     # Added for uniform105: PyKEEN (knowledge-graph embeddings: interactions, losses, negative
     # samplers, training loops, rank-based evaluation), never tuned on; drawn beside uniform102.
     Corpus("pykeen", "1.11.1"),
+    # Added for uniform106: TorchGeo (geospatial datasets, samplers, transforms, Lightning trainers
+    # for segmentation/detection/regression), never tuned on; drawn at 33e0199.
+    Corpus("torchgeo", "0.8.1"),
+    # Added for uniform107: NeuralForecast (neural time-series models, windowed training and
+    # prediction through Lightning), never tuned on; drawn beside uniform106.
+    Corpus("neuralforecast", "3.3.0"),
+    # Added for uniform108: F5-TTS (flow-matching text-to-speech: DiT/UNet backbones, ODE sampling,
+    # vocoder inference, training), never tuned on; drawn beside uniform106.
+    Corpus("f5_tts", "1.1.22"),
+    # Added for uniform109: PyTorch Metric Learning (miners, losses, distances, reducers, testers,
+    # accuracy calculators), never tuned on; drawn beside uniform106.
+    Corpus("pytorch_metric_learning", "2.9.0"),
 )
 
 
