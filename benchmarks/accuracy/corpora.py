@@ -292,6 +292,30 @@ CORPORA = (
     # Added for uniform109: PyTorch Metric Learning (miners, losses, distances, reducers, testers,
     # accuracy calculators), never tuned on; drawn beside uniform106.
     Corpus("pytorch_metric_learning", "2.9.0"),
+    # Added for uniform110: pyannote.audio (speaker diarization: segmentation and embedding models,
+    # pipelines, clustering, training tasks), never tuned on; drawn at 0237bc1 (session 20's start).
+    Corpus("pyannote_audio", "4.0.7"),
+    # Added for uniform111: MACE (equivariant interatomic potentials: models, blocks, training
+    # loops, calculators), never tuned on; drawn beside uniform110.
+    Corpus("mace_torch", "0.3.16"),
+    # Added for uniform112: fastai (training loop, callbacks, learners, data blocks, vision/text/
+    # tabular models), never tuned on; drawn beside uniform110.
+    Corpus("fastai", "2.8.12"),
+    # Added for uniform113: PyTorch Forecasting (temporal fusion transformer, N-BEATS, DeepAR,
+    # metrics, time-series datasets), never tuned on; drawn beside uniform110.
+    Corpus("pytorch_forecasting", "1.8.0"),
+    # Added for uniform114: Tokasaurus (an LLM inference engine: scheduler, model runner, sampling),
+    # never tuned on; drawn after session 21's fixes.
+    Corpus("tokasaurus", "0.0.4"),
+    # Added for uniform115: ExLlamaV2 (quantized LLM inference: generators, samplers, caches),
+    # never tuned on; drawn beside uniform114.
+    Corpus("exllamav2", "0.3.2"),
+    # Added for uniform116: GemLite (Triton low-bit GEMM kernels, their host-side packing and vLLM
+    # backends; a source archive only), never tuned on; drawn beside uniform114.
+    Corpus("gemlite", "0.6.0.post2", sdist=True),
+    # Added for uniform117: DeepSpeed-MII (model serving: pipelines, batching, ragged inference),
+    # never tuned on; drawn beside uniform114.
+    Corpus("deepspeed_mii", "0.3.3"),
 )
 
 
