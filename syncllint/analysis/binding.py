@@ -45,6 +45,9 @@ class Scope:
     # In an ``__init__`` building on the host: ``self.`` fields it set to host tensors, which stay
     # there until the module moves (the class's table keeps them as tensors of unknown place).
     built_here: dict[str, Value] | None = None
+    # Parameters that default to None (``threshold: Tensor | None = None``), with the value bound
+    # for them: ``threshold or default`` tests for None while the name still holds that value.
+    none_defaults: dict[str, Value] = field(default_factory=dict)
 
 
 class Binding:

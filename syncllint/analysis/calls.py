@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 _JOINS = frozenset(
     "torch." + n for n in "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
 )
+# Words in a helper's name that say it moves its data (``to_device``, ``move_to_cuda``, ``upload``).
+_MOVING_WORDS = ("cuda", "gpu", "device", "move", "transfer", "upload", "h2d", "pin", "copy", "accel", "to_")
 _TORCH_FULL_REDUCTIONS = frozenset(
     "torch." + n for n in "sum mean max min prod amax amin argmax argmin any all count_nonzero norm".split()
 )
@@ -164,7 +166,24 @@ class CallInference(FactoryInference):
             if (named_device or a_device) and self.device_spec(arg.value) is DeviceLiteral.CPU:
                 # Not the meta device: a model built there is materialised wherever it is loaded.
                 return UNKNOWN if names_the_meta_device(arg.value) else HOST_TENSOR
-        return UNKNOWN
+        return HOST_TENSOR if self._given_only_host_tensors(call, leaf) else UNKNOWN
+
+    def _given_only_host_tensors(self, call: cst.Call, leaf: str) -> bool:
+        """``softplus_inv(torch.tensor(s) ** 2)``, ``fn(z)`` with ``z`` built on the host: a function
+        given host tensors and nothing that may be a device or device data computes on the host
+        (torch refuses to mix a host and a device tensor), unless its name says it moves data."""
+        if any(word in leaf.lower() for word in _MOVING_WORDS):
+            return False
+        shown = False
+        for arg in call.args:
+            if arg.star:
+                return False
+            value = self.infer(arg.value)
+            if value.place is Place.HOST_TENSOR and not value.assumed:
+                shown = True
+            elif value.place not in (Place.PYTHON, Place.NUMPY) or value.device_literal not in (None, DeviceLiteral.CPU):
+                return False  # a tensor of unknown place, a device, or a value we cannot see
+        return shown
 
     def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:
         if qualified.startswith("numpy."):

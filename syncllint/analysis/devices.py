@@ -166,6 +166,17 @@ class DeviceInference(
     def set_local(self, name: str, value: Value) -> None:
         self._scopes[-1].names[name] = value
 
+    def note_none_default(self, name: str, value: Value) -> None:
+        self._scopes[-1].none_defaults[name] = value
+
+    def holds_its_none_default(self, node: cst.BaseExpression) -> bool:
+        """``threshold`` is a parameter defaulting to None, not rebound since: it may be None."""
+        if not isinstance(node, cst.Name):
+            return False
+        scope = self._scopes[-1]
+        bound = scope.none_defaults.get(node.value)
+        return bound is not None and scope.names.get(node.value) is bound
+
     @property
     def fresh_modules(self) -> set[str]:
         return self._scopes[-1].fresh_modules

@@ -45,6 +45,8 @@ class ParameterBinding:
 
         def set_local(self, name: str, value: Value) -> None: ...
 
+        def note_none_default(self, name: str, value: Value) -> None: ...
+
     def bind_parameters(
         self,
         params: cst.Parameters,
@@ -111,7 +113,10 @@ class ParameterBinding:
                     value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else fallback
             if value is None:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
-            self.set_local(name, self._refine_by_name(name, value))
+            bound = self._refine_by_name(name, value)
+            self.set_local(name, bound)
+            if isinstance(param.default, cst.Name) and param.default.value == "None":
+                self.note_none_default(name, bound)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 self.set_local(star.name.value, PYTHON)

@@ -122,6 +122,11 @@ class TensorAsCondition(Rule):
         # Only the left operand is always truth-tested; the right one is returned as a value
         # (``0 or t`` does not sync, measured), unless the whole is a condition (seen above).
         if isinstance(node, cst.BooleanOperation):
+            if isinstance(node.operator, cst.Or) and ctx.inference.holds_its_none_default(node.left):
+                # ``threshold = threshold or torch.linspace(...)`` with ``threshold=None``: a None
+                # test written the short way. A tensor argument of more than one element would
+                # raise there, so the code is not written to receive one.
+                return
             self._check(node.left, ctx, f"`{'and' if isinstance(node.operator, cst.And) else 'or'}`")
 
 

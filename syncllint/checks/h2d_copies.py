@@ -67,7 +67,7 @@ def _names_a_dtype(target: cst.BaseExpression, ctx: RuleContext) -> bool:
 
 
 def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """``torch.tensor([])``, ``torch.Tensor(())``, ``torch.empty(0)``: a tensor with no elements,
+    """``torch.tensor([])``, ``torch.Tensor()``, ``torch.empty(0)``: a tensor with no elements,
     made right there (a copy of no elements moves nothing: measured, no wait)."""
     if not isinstance(receiver, cst.Call):
         return False
@@ -79,6 +79,8 @@ def _builds_an_empty_tensor(receiver: cst.BaseExpression, ctx: RuleContext) -> b
         if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
             sizes = [el.value for el in sizes[0].elements]
         return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
+    if qualified in api.LEGACY_CONSTRUCTORS and not receiver.args:
+        return True  # ``torch.Tensor()``: a placeholder of no elements to ``torch.cat`` onto
     builds_from_data = qualified in api.HOST_DATA_CONSTRUCTORS or (
         qualified in api.LEGACY_CONSTRUCTORS  # ``torch.Tensor(data)``
     )

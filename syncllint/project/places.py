@@ -163,6 +163,9 @@ class PlaceReader:
         qualified = self.qualify(expr.func) or ""
         if qualified in _PYTHON_NUMBERS:
             return True
+        if qualified == "torch.device":
+            # ``device = torch.device("cpu")`` handed on like the string: the data it places is on the host.
+            return self._names_the_cpu(expr, locals_)
         if qualified in _HOST_LOADERS:  # a checkpoint loader (``load_file(path)``): a dict of host tensors
             return _string(_keyword(expr, "device")) in (None, "cpu")
         if qualified in api.TORCH_FACTORIES:
