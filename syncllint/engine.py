@@ -43,7 +43,7 @@ from syncllint.project.facts import (
 )
 from syncllint.project.index import summary_options
 from syncllint.project.places import DEVICE, HOST
-from syncllint.project.records import FLAG_FALSE, FLAG_TRUE, GIVEN, NONE
+from syncllint.project.records import FLAG_FALSE, FLAG_TRUE, GIVEN, NONE, PYTHON_NUMBER
 from syncllint.project.summary import summarize
 from syncllint.results import FileResult, parse_error
 from syncllint.traversal import TRIVIA_TYPES, walk
@@ -252,7 +252,7 @@ def _module_facts(source: str, path: str, settings: Settings, linked: LinkedFact
     return ModuleFacts() if own is None else combine(own, linked)
 
 
-_PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON}
+_PLACES = {HOST: Place.HOST_TENSOR, DEVICE: Place.DEVICE, NONE: Place.PYTHON, PYTHON_NUMBER: Place.PYTHON}
 # What a parameter gets from every call: a place, or a flag's value (its default, never given).
 _FILLED: dict[str, Place | bool] = {**_PLACES, GIVEN: Place.UNKNOWN, FLAG_TRUE: True, FLAG_FALSE: False}
 

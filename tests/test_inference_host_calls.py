@@ -106,3 +106,48 @@ def test_a_cpu_default_set_only_when_the_caller_gave_none_leaves_the_callers_dev
         "    return torch.tensor([1, 2], device=device)\n"
     )
     assert _codes(body) == ["SYNC201"]  # the samplers' device is the caller's; ``make``'s is the CPU
+
+
+def test_nested_empty_data_holds_no_elements() -> None:
+    body = (
+        "def pack(device):\n"
+        "    a = torch.tensor([[]], device=device)\n"
+        "    b = torch.tensor(((),), device=device)\n"
+        "    c = torch.tensor([[], [1]], device=device)\n"  # one element: a real copy
+        "    return a, b, c\n"
+    )
+    assert _codes(body) == ["SYNC201"]
+
+
+def test_a_helper_annotated_to_return_a_number_gives_a_python_number() -> None:
+    body = (
+        "EBITS, MBITS = 8, 23\n"
+        "def _n_ones(n: int) -> int:\n"
+        "    return (1 << n) - 1\n"
+        "def _scale(t) -> torch.Tensor:\n"
+        "    return t * 2\n"
+        "EXP_BIAS = _n_ones(EBITS - 1)\n"
+        "def unpack(x: torch.Tensor, ebits: int, mbits: int) -> torch.Tensor:\n"
+        "    result = x.to(torch.int32)\n"
+        "    denormal = x == 0\n"
+        "    biased = 1 - _n_ones(ebits - 1) + EXP_BIAS\n"
+        "    result[denormal] = (biased - mbits) << MBITS\n"
+        "    result[denormal] = _scale(x)\n"
+        "    return result\n"
+    )
+    assert _codes(body) == ["SYNC401"]  # only the tensor the other helper returns
+
+
+def test_returns_that_show_a_tensor_outweigh_a_number_annotation() -> None:
+    body = (
+        "def max_allocations() -> int:\n"
+        "    return torch.tensor([torch.cuda.max_memory_allocated(i) for i in range(2)])\n"
+        "def has_kernel() -> bool:\n"
+        "    return hasattr(torch.ops, 'fused')\n"
+        "def pick(qkv, fused):\n"
+        "    least = torch.argmin(max_allocations()).item()\n"
+        "    use = (fused and has_kernel()) and qkv.dtype == torch.bfloat16\n"
+        "    if use:\n"
+        "        return least\n"
+    )
+    assert _codes(body) == []

@@ -293,7 +293,7 @@ CORPORA = (
     # accuracy calculators), never tuned on; drawn beside uniform106.
     Corpus("pytorch_metric_learning", "2.9.0"),
     # Added for uniform110: pyannote.audio (speaker diarization: segmentation and embedding models,
-    # pipelines, clustering, training tasks), never tuned on; drawn at 0237bc1 (session 20's start).
+    # pipelines, clustering, training tasks), never tuned on; drawn at 0237bc1 (the start of session 21).
     Corpus("pyannote_audio", "4.0.7"),
     # Added for uniform111: MACE (equivariant interatomic potentials: models, blocks, training
     # loops, calculators), never tuned on; drawn beside uniform110.

@@ -15,6 +15,7 @@ from syncllint.analysis.module_state import MODULE_MOVES, holds_a_built_module
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
     HOST_TENSOR,
+    PYTHON_SCALAR,
     Place,
     Value,
     combine_operands,
@@ -47,6 +48,8 @@ class LocalCalls:
             argument = _bound_argument(call, *self._follows[key])
             shown = self.infer(argument) if argument is not None else None
             place = shown.place if shown is not None and shown.place in (Place.HOST_TENSOR, Place.DEVICE) else None
+        if place is Place.PYTHON:
+            return PYTHON_SCALAR  # ``def _n_ones(n: int) -> int``
         return None if place is None else Value(place)
 
     def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None:

@@ -20,8 +20,8 @@ from syncllint.project.records import HOST as HOST
 from syncllint.project.records import HOST_DATA as HOST_DATA
 from syncllint.project.records import NO_VALUE as NO_VALUE
 from syncllint.project.records import NOT_HOST as NOT_HOST
+from syncllint.project.records import PYTHON_NUMBER, FunctionSummary
 from syncllint.project.records import UNKNOWN_PLACE as UNKNOWN_PLACE
-from syncllint.project.records import FunctionSummary
 
 # Results in host memory: copies to the host, and sizes (``x.size(0)``, ``x.numel()``: Python ints).
 _HOST_METHODS = frozenset(("cpu", "numpy", "tolist", "item", "size", "numel", "dim", "ndimension", "stride", "nelement"))
@@ -290,6 +290,8 @@ class PlaceReader:
             return None
         if position is not None and 0 <= position < len(function.elements):
             return function.elements[position]
+        if function.returns == PYTHON_NUMBER:
+            return None  # a number is no tensor's place: the index tracks tensors only
         if function.returns is not None:
             return function.returns
         argument = bound_argument(expr, function, function.follows) if function.follows else None

@@ -12,6 +12,7 @@ UNKNOWN_PLACE = "?"
 # What an argument (or a parameter's default) shows: the rules of ``PlaceReader.argument``.
 NOT_HOST, HOST_DATA, NO_VALUE, DEVICE_DATA = 0, 1, 2, 3
 NONE = "none"  # a parameter every call leaves ``None``
+PYTHON_NUMBER = "number"  # a function annotated to return a Python number (``-> int``)
 STAR_IMPORT = "*"  # prefix of the alias key that records ``from pkg.mod import *``
 # A parameter defaulting to ``None`` that some call gives a value of unknown place (``device=x.device``).
 GIVEN = "given"

@@ -22,8 +22,9 @@ from syncllint.project.places import (
     PlaceReader,
     bound_argument,
 )
-from syncllint.project.records import FunctionSummary
+from syncllint.project.records import PYTHON_NUMBER, FunctionSummary
 
+_NUMBER_ANNOTATIONS = frozenset(("int", "float", "bool", "complex"))
 _DEPTH = 6  # names and calls followed back from a return: a short chain is all helpers have
 
 
@@ -42,6 +43,10 @@ def function_summary(
     # ``return None, None`` on an early exit says nothing of the data returned otherwise.
     returned = [e for e in returned_values(node.body) if not (isinstance(e, ast.Tuple) and all(map(_is_none, e.elts)))]
     result = _agreed(places.place_of(expr, locals_) for expr in returned)
+    if result is None and isinstance(node.returns, ast.Name) and node.returns.id in _NUMBER_ANNOTATIONS:
+        # ``def _n_ones(n: int) -> int``: what it says where its returns show nothing (a return
+        # annotated ``int`` that builds ``torch.tensor([...])`` shows the tensor it is).
+        result = PYTHON_NUMBER
     keyword_only = tuple(a.arg for a in arguments.kwonlyargs)
     return FunctionSummary(
         tuple(positional),
@@ -221,3 +226,22 @@ def returned_values(body: list[ast.stmt]) -> list[ast.expr]:
 
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+
+
+def filled_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> set[int]:
+    """Ids of the values ``if <name> is None: <name> = ...`` assigns at the function's top level."""
+    found: set[int] = set()
+    for statement in node.body:
+        if not isinstance(statement, ast.If):
+            continue
+        test = statement.test
+        if not (
+            isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+        ):
+            continue
+        for inner in statement.body:
+            if isinstance(inner, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in inner.targets):
+                found.add(id(inner.value))
+    return found

@@ -43,6 +43,7 @@ from syncllint.project.records import (
 from syncllint.project.results import (
     agreed_locals,
     agreed_value,
+    filled_defaults,
     followed_parameter,
     function_summary,
 )
@@ -213,11 +214,10 @@ class _Reader:
             parameters = frozenset(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
             self._locals[id(node)] = {}  # while it is worked out, a call back into it sees no locals
             found = agreed_locals(bindings, parameters, self.places)
-            # A parameter set once in the body stands for its value only where that assignment runs
-            # on every path: ``if device is None: device = torch.device("cpu")`` leaves the caller's.
-            unconditional = {id(s.value) for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign))}
+            # ``if device is None: device = torch.device("cpu")``: a default filled in, so the
+            # parameter holds what callers give wherever they give something.
             for name in parameters & found.keys():
-                if id(found[name]) not in unconditional:
+                if id(found[name]) in filled_defaults(node, name):
                     del found[name]
             for name, value in self._host_constants.items():
                 if name not in parameters and name not in bindings.bound:
