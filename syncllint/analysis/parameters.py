@@ -65,6 +65,7 @@ class ParameterBinding:
         documented: frozenset[str] | None = None  # read from the docstring once a parameter asks
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             name = param.name.value
+            defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
             flag = filled.get(name)
             if isinstance(flag, bool):
@@ -97,10 +98,9 @@ class ParameterBinding:
                 else:
                     value = self._suffix_value(name) or value
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
-                is_none = isinstance(param.default, cst.Name) and param.default.value == "None"
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
                 # ``forward(self, x, labels=None)`` an optional tensor.
-                if not is_none:
+                if not defaults_to_none:
                     # ``device="cpu"``: a device spec the code spells out, unless every call gives
                     # another (``moving_average(..., "cuda")``).
                     spec = self.device_spec(param.default)
@@ -115,7 +115,7 @@ class ParameterBinding:
                 value = ASSUMED_TENSOR if tensor_by_default and name not in ("self", "cls") else UNKNOWN
             bound = self._refine_by_name(name, value)
             self.set_local(name, bound)
-            if isinstance(param.default, cst.Name) and param.default.value == "None":
+            if defaults_to_none:
                 self.note_none_default(name, bound)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):

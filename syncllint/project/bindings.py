@@ -48,6 +48,8 @@ class FunctionBindings:
     # The rows of each ``if``'s two arms (first, last of the body; first, last of the ``else`` /
     # ``elif``): an assignment in one arm never reaches a call in the other.
     arms: tuple[tuple[int, int, int, int], ...] = ()
+    # Names assigned under ``if <name> is None:``: a default filled in, the caller's value otherwise.
+    defaulted: frozenset[str] = frozenset()
 
     def reaching(self, name: str, call: ast.Call) -> list[ast.expr]:
         """The values of a name assigned several times that may hold when ``call`` runs: those above
@@ -75,11 +77,14 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     augmented: set[str] = set()
     loops: list[tuple[int, int]] = []
     arms: list[tuple[int, int, int, int]] = []
+    defaulted: set[str] = set()
     pending = list(body)
     while pending:
         statement = pending.pop()
         if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
             loops.append((statement.lineno, statement.end_lineno or statement.lineno))
+        if isinstance(statement, ast.If) and (tested := _tested_for_none(statement.test)) is not None:
+            defaulted.update(tested for inner in statement.body if tested in _assigned_names(inner))
         if isinstance(statement, ast.If) and statement.orelse:
             arms.append((statement.body[0].lineno, _last_row(statement.body),
                          statement.orelse[0].lineno, _last_row(statement.orelse)))
@@ -115,7 +120,25 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
         loops=tuple(loops),
         arms=tuple(arms),
+        defaulted=frozenset(defaulted),
     )
+
+
+def _tested_for_none(test: ast.expr) -> str | None:
+    """``name`` of ``if name is None:``."""
+    if (
+        isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return test.left.id
+    return None
+
+
+def _assigned_names(statement: ast.stmt) -> set[str]:
+    if not isinstance(statement, ast.Assign):
+        return set()
+    return {name for target in statement.targets for name in _bound_names(target)}
 
 
 def _a_number(value: ast.expr) -> bool:

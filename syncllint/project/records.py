@@ -26,7 +26,7 @@ class FunctionSummary:
     params: tuple[str, ...]  # positional parameters, in order
     keyword_only: tuple[str, ...]
     defaults: tuple[tuple[str, int], ...]  # parameter -> what its default shows (NOT_HOST / HOST_DATA / NO_VALUE)
-    returns: str | None  # HOST, DEVICE, or None when the returns disagree or do not say
+    returns: str | None  # HOST, DEVICE, PYTHON_NUMBER (`-> int`), or None: the returns disagree or do not say
     method: bool
     # Where each element of the tuples it returns lives (``return rows, names``); and, only for the
     # module itself (``exported`` drops it), the parameter whose place its result keeps.

@@ -95,8 +95,10 @@ def agreed_locals(
     """Names assigned once, and names assigned several times whose
     values all show the same place (``rows = x.to(device="cpu")`` on one path, ``rows =
     torch.as_tensor(np.asarray(x))`` on the other, ``rows = rows.squeeze(0)`` after): each with one
-    value that stands for them. A parameter's first value is the caller's: it never agrees."""
-    locals_ = dict(bindings.once)
+    value that stands for them. A parameter's first value is the caller's: it never agrees, and
+    one set only under ``if device is None:`` stands for the caller's wherever one is given."""
+    callers_own = parameters & bindings.defaulted
+    locals_ = {name: value for name, value in bindings.once.items() if name not in callers_own}
     for name, values in bindings.repeated.items():
         if name in parameters:
             continue
@@ -226,22 +228,3 @@ def returned_values(body: list[ast.stmt]) -> list[ast.expr]:
 
 def _is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
-
-
-def filled_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> set[int]:
-    """Ids of the values ``if <name> is None: <name> = ...`` assigns at the function's top level."""
-    found: set[int] = set()
-    for statement in node.body:
-        if not isinstance(statement, ast.If):
-            continue
-        test = statement.test
-        if not (
-            isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == name
-            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
-            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
-        ):
-            continue
-        for inner in statement.body:
-            if isinstance(inner, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in inner.targets):
-                found.add(id(inner.value))
-    return found

@@ -43,7 +43,6 @@ from syncllint.project.records import (
 from syncllint.project.results import (
     agreed_locals,
     agreed_value,
-    filled_defaults,
     followed_parameter,
     function_summary,
 )
@@ -214,11 +213,6 @@ class _Reader:
             parameters = frozenset(a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs))
             self._locals[id(node)] = {}  # while it is worked out, a call back into it sees no locals
             found = agreed_locals(bindings, parameters, self.places)
-            # ``if device is None: device = torch.device("cpu")``: a default filled in, so the
-            # parameter holds what callers give wherever they give something.
-            for name in parameters & found.keys():
-                if id(found[name]) in filled_defaults(node, name):
-                    del found[name]
             for name, value in self._host_constants.items():
                 if name not in parameters and name not in bindings.bound:
                     found.setdefault(name, value)
