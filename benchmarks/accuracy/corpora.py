@@ -31,6 +31,8 @@ class Corpus:
     file_sample: int | None = None
     # Published only as a source archive: its package folder is extracted from the ``.tar.gz``.
     sdist: bool = False
+    # The source archive's package folder, where it is not named as the project (openai-whisper: whisper/).
+    package: str | None = None
 
     @property
     def root(self) -> Path:
@@ -316,6 +318,18 @@ CORPORA = (
     # Added for uniform117: DeepSpeed-MII (model serving: pipelines, batching, ragged inference),
     # never tuned on; drawn beside uniform114.
     Corpus("deepspeed_mii", "0.3.3"),
+    # Added for uniform118: sbi (simulation-based inference: posterior estimators, MCMC and rejection
+    # samplers, training loops), never tuned on; drawn at a1c4d17 at the start of session 22.
+    Corpus("sbi", "0.27.0"),
+    # Added for uniform119: skorch (a scikit-learn wrapper around PyTorch training loops, callbacks,
+    # scoring), never tuned on; drawn beside uniform118.
+    Corpus("skorch", "1.4.0"),
+    # Added for uniform120: TorchANI (neural network potentials: AEV computation, neighbour lists,
+    # ensembles), never tuned on; drawn beside uniform118.
+    Corpus("torchani", "2.9.0"),
+    # Added for uniform121: OpenAI Whisper (speech recognition: the decoding loop, beam search, timing
+    # alignment; a source archive only), never tuned on; drawn beside uniform118.
+    Corpus("openai_whisper", "20250625", sdist=True, package="whisper"),
 )
 
 
@@ -386,7 +400,7 @@ def _extract_sdist(corpus: Corpus, wheels: Path) -> Path:
     with tarfile.open(archive) as sdist:
         for member in sdist.getmembers():
             parts = member.name.split("/", 1)
-            if member.isfile() and member.name.endswith(".py") and len(parts) == 2 and parts[1].startswith(corpus.project + "/"):
+            if member.isfile() and member.name.endswith(".py") and len(parts) == 2 and parts[1].startswith((corpus.package or corpus.project) + "/"):
                 member.name = parts[1]
                 sdist.extract(member, corpus.root, filter="data")
     return corpus.root
