@@ -729,3 +729,18 @@ def test_an_annotated_device_that_defaults_to_none_is_still_a_device_callers_pas
     # cannot follow; measured on all labels, reading this default as "no move" lost fifteen true
     # uploads of diffusers' and sglang's schedulers and fixed three false positives.
     assert found(source, "SYNC202") == [(7, Confidence.MEDIUM)]
+
+
+def test_numpy_and_math_constants_are_python_floats() -> None:
+    source = (
+        "import math\n"
+        "import numpy as np\n"
+        "import torch\n"
+        "def suppress(logits: torch.Tensor):\n"
+        "    mask = torch.ones(logits.shape[-1], dtype=torch.bool)\n"
+        "    logits[:, mask] = -np.inf\n"  # a CPU mask and a Python scalar: a blocking copy (measured)
+        "    logits[mask] = math.pi\n"
+        "    logits[:, mask] = logits.new_tensor(0.0)\n"  # a tensor value: no copy through the mask
+        "    return logits\n"
+    )
+    assert found(source, "SYNC203") == [(6, Confidence.MEDIUM), (7, Confidence.MEDIUM)]

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from syncllint.analysis.imports import ImportMap
 
 
+_FLOAT_CONSTANTS = frozenset(
+    f"{module}.{name}" for module in ("math", "numpy") for name in ("inf", "nan", "pi", "e", "tau", "euler_gamma")
+) | frozenset(("numpy.Inf", "numpy.NaN", "numpy.NINF", "numpy.PINF", "numpy.NAN", "numpy.Infinity"))
+
+
 class AccessInference:
     if TYPE_CHECKING:  # provided by DeviceInference
         imports: ImportMap
@@ -51,6 +56,8 @@ class AccessInference:
             # a dtype says which (``F64 = torch.float64`` names a dtype wherever it is used).
             dtype = self.dtype_of(node)
             return PYTHON if dtype is DType.UNKNOWN else PYTHON.with_dtype(dtype)
+        if qualified in _FLOAT_CONSTANTS:
+            return PYTHON_SCALAR  # ``np.inf`` and ``math.pi`` are Python floats, not numpy scalars
         key = dotted_name(node)
         if key is not None:
             found = self.lookup(key)
