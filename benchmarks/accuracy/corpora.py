@@ -330,6 +330,18 @@ CORPORA = (
     # Added for uniform121: OpenAI Whisper (speech recognition: the decoding loop, beam search, timing
     # alignment; a source archive only), never tuned on; drawn beside uniform118.
     Corpus("openai_whisper", "20250625", sdist=True, package="whisper"),
+    # Added for uniform122: MegaBlocks (dropless MoE: routing, token permutation, histograms and
+    # grouped GEMMs; a source archive only), never tuned on; drawn in session 22.
+    Corpus("megablocks", "0.10.0", sdist=True),
+    # Added for uniform123: mamba-ssm (selective state-space models: scans, generation with
+    # inference caches; a source archive only), never tuned on; drawn beside uniform122.
+    Corpus("mamba_ssm", "2.3.2.post1", sdist=True),
+    # Added for uniform124: Transformer Engine's Python package (FP8 recipes, amax histories,
+    # fused layers, userbuffers; its PyTorch and JAX frontends), never tuned on; drawn beside uniform122.
+    Corpus("transformer_engine", "2.20.2"),
+    # Added for uniform125: k-diffusion (Karras et al. samplers, sigma schedules, training
+    # utilities), never tuned on; drawn beside uniform122.
+    Corpus("k_diffusion", "0.1.1.post1"),
 )
 
 
