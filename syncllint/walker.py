@@ -13,6 +13,7 @@ from syncllint.analysis.blocks import BlockFacts
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.function_kinds import (
     exposes_device_memory,
+    is_compiled,
     is_torch_module,
 )
 from syncllint.analysis.growing import note_growth
@@ -127,9 +128,9 @@ class BatchedWalker(cst.CSTVisitor):
         self._allowed_contexts = allowed_contexts
         self._hot_patterns = hot_path_functions
         self.findings: list[RawFinding] = []
-        # Per function: [allowed depth, loop depth, hot?, host code?]. Nested defs start fresh: a
-        # def written inside ``with gpu_sync_allowed():`` runs later, outside the region.
-        self._frames: list[list[int]] = [[0, 0, 0, int(host.module_is_host)]]
+        # Per function: [allowed depth, loop depth, hot?, host code?, compiled?]. Nested defs start
+        # fresh: a def written inside ``with gpu_sync_allowed():`` runs later, outside the region.
+        self._frames: list[list[int]] = [[0, 0, 0, int(host.module_is_host), 0]]
         self._allowing_bodies: set[int] = set()
         self._loop_bodies: set[int] = set()
         self._statements: list[cst.CSTNode] = []
@@ -172,6 +173,10 @@ class BatchedWalker(cst.CSTVisitor):
     def in_host_code(self) -> bool:
         return self._frames[-1][3] == HOST_FUNCTION
 
+    @property
+    def in_compiled_function(self) -> bool:
+        return bool(self._frames[-1][4])
+
     def is_store(self, node: cst.CSTNode) -> bool:
         return id(node) in self._store_targets
 
@@ -209,7 +214,7 @@ class BatchedWalker(cst.CSTVisitor):
         elif isinstance(node, cst.FunctionDef):
             self._enter_function(node)
         elif isinstance(node, cst.Lambda):
-            self._frames.append([0, 0, self._frames[-1][2], self._frames[-1][3]])
+            self._frames.append([0, 0, self._frames[-1][2], self._frames[-1][3], self._frames[-1][4]])
             self.inference.enter_function()
             self.inference.bind_parameters(node.params, tensor_by_default=False)
         elif isinstance(node, cst.ClassDef):
@@ -302,7 +307,8 @@ class BatchedWalker(cst.CSTVisitor):
         # A kernel (``@triton.jit``) runs on the device, and a helper the module calls only inside
         # ``with gpu_sync_allowed():`` runs there: nothing in either is reported.
         allowed = name in self.kernel_bodies or name in self.allowed_callees
-        self._frames.append([int(allowed), 0, int(bool(hot)), int(host)])
+        compiled = self._frames[-1][4] or is_compiled(node, self.imports)
+        self._frames.append([int(allowed), 0, int(bool(hot)), int(host), int(compiled)])
         self.inference.enter_function()
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
         self.helper_calls.enter_function(node, method)

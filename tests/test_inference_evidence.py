@@ -744,3 +744,38 @@ def test_numpy_and_math_constants_are_python_floats() -> None:
         "    return logits\n"
     )
     assert found(source, "SYNC203") == [(6, Confidence.MEDIUM), (7, Confidence.MEDIUM)]
+
+
+def test_constants_built_inside_torch_compile_are_graph_constants() -> None:
+    source = (
+        "import torch\n"
+        "@torch.compile\n"
+        "def compiled(x):\n"
+        "    a = x + torch.tensor(1.0, device=x.device)\n"
+        "    b = x.new_tensor([0.25, 0.75])\n"
+        "    lookup = lambda t: torch.as_tensor([1, 2], device=t.device)\n"
+        "    return a, b, lookup, x.sum().item()\n"  # a graph break: still a sync
+        "@torch.compile(dynamic=True, backend='eager')\n"
+        "def eager_backend(x):\n"
+        "    return x + torch.tensor(1.0, device=x.device)\n"
+        "@torch.compiler.disable\n"
+        "def left_out(x):\n"
+        "    return x + torch.tensor(1.0, device=x.device)\n"
+    )
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC101", 7), ("SYNC201", 10), ("SYNC201", 13)]
+
+
+def test_an_entry_of_a_dict_of_host_tensors_is_no_copy_into_a_tensor() -> None:
+    source = (
+        "import torch\n"
+        "def keep(state: torch.Tensor):\n"
+        "    ranges = {torch.float16: torch.full([1], 3.0), torch.uint8: torch.full([1], 448.0)}\n"
+        "    host = torch.zeros(4)\n"
+        "    moved = ranges[torch.uint8].to('cuda')\n"
+        "    ranges[state.dtype] = moved\n"
+        "    ranges[torch.float16] = moved\n"
+        "    ranges['fp8'] = moved\n"
+        "    host[0] = moved\n"  # a tensor index: a device->host copy
+        "    return ranges, host\n"
+    )
+    assert found(source, "SYNC105") == [(9, Confidence.HIGH)]

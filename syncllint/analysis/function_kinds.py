@@ -26,6 +26,21 @@ def is_kernel(node: cst.FunctionDef, imports: ImportMap) -> bool:
     return False
 
 
+def is_compiled(node: cst.FunctionDef, imports: ImportMap) -> bool:
+    """``@torch.compile`` / ``@torch.compile(dynamic=True)``: the body is traced into a graph, where a
+    constant built on the device (``torch.tensor(1.0, device=x.device)``) is made by a kernel, not
+    copied from the host (measured: benchmarks/probes/compile_truth.h200.torch2.11.json). Not with
+    ``backend="eager"``, which runs the traced ops one by one, copies included."""
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        call = expr if isinstance(expr, cst.Call) else None
+        if imports.qualify(call.func if call is not None else expr) != "torch.compile":
+            continue
+        backend = next((a.value for a in call.args if a.keyword and a.keyword.value == "backend"), None) if call else None
+        return not (isinstance(backend, cst.SimpleString) and backend.evaluated_value == "eager")
+    return False
+
+
 def kernel_body(call: cst.Call, imports: ImportMap) -> str | None:
     """``fn`` of ``helion.kernel(fn, config=...)`` / ``triton.jit(fn)``: a kernel built by a call, not
     a decorator. Its body runs on the device too."""

@@ -44,6 +44,11 @@ class RuleContext(Protocol):
         """Inside host code (a host module, a CPU-named function, a processor, a CPU unit test)."""
         ...
 
+    @property
+    def in_compiled_function(self) -> bool:
+        """Inside a ``@torch.compile``d function (or a def or lambda nested in one)."""
+        ...
+
     def report(
         self,
         rule: Rule,

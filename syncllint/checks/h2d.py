@@ -31,7 +31,9 @@ class TensorFromHostData(Rule):
     triggers = ("torch", "new_tensor")
 
     def visit_Call(self, node: cst.CSTNode, ctx: RuleContext) -> None:
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, cst.Call) or ctx.in_compiled_function:
+            # Traced by ``torch.compile``, the data becomes a constant of the graph, made on the
+            # device by a kernel: measured, no sync (a ``.item()`` there still breaks the graph and syncs).
             return
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
             self._check_new_tensor(node, node.func, ctx)

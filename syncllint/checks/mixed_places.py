@@ -126,6 +126,8 @@ class DeviceDataIntoHostTensor(Rule):
             return
         for target in node.targets:
             subscript = target.target
+            if isinstance(subscript, cst.Subscript) and _keyed_by_name(subscript, ctx):
+                continue  # ``ranges[t.dtype] = t``: an entry of a dict of host tensors, no copy
             if isinstance(subscript, cst.Subscript) and ctx.inference.infer(subscript.value).place is Place.HOST_TENSOR:
                 ctx.report(
                     self,
@@ -213,6 +215,18 @@ class HostTensorIntoDeviceOp(Rule):
             "waits for the GPU; keep index tensors on the device (or pass a Python scalar)",
             confidence,
         )
+
+
+def _keyed_by_name(subscript: cst.Subscript, ctx: RuleContext) -> bool:
+    """A key no tensor takes as an index: a string or a dtype (``x.dtype``, ``torch.float16``)."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    key = subscript.slice[0].slice.value
+    if isinstance(key, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(key, cst.Attribute) and key.attr.value == "dtype":
+        return True
+    return ctx.inference.names_a_dtype(key)
 
 
 def _built_on_a_device_variable(expr: cst.BaseExpression) -> bool:
