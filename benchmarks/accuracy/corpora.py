@@ -342,6 +342,18 @@ CORPORA = (
     # Added for uniform125: k-diffusion (Karras et al. samplers, sigma schedules, training
     # utilities), never tuned on; drawn beside uniform122.
     Corpus("k_diffusion", "0.1.1.post1"),
+    # Added for uniform126: torchdiffeq (ODE solvers: adaptive step control, event handling, adjoint
+    # backpropagation), never tuned on; drawn at the end of session 22 from its last code commit.
+    Corpus("torchdiffeq", "0.2.5"),
+    # Added for uniform127: Segment Anything (image encoder, prompt encoder, automatic mask
+    # generation with its box and mask post-processing), never tuned on; drawn beside uniform126.
+    Corpus("segment_anything", "1.0"),
+    # Added for uniform128: Hugging Face Optimum (export to ONNX, graph transformations, BetterTransformer-era
+    # utilities), never tuned on; drawn beside uniform126.
+    Corpus("optimum", "2.3.0"),
+    # Added for uniform129: XGrammar (structured generation for LLM engines: token bitmasks applied
+    # to logits, grammar matchers), never tuned on; drawn beside uniform126.
+    Corpus("xgrammar", "0.2.9"),
 )
 
 
