@@ -1,4 +1,4 @@
-"""Reading a call's arguments as written: by keyword, by position, a literal ``True``."""
+"""Reading a call's arguments as written: by keyword, by position, a literal ``True`` or string."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ def positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
 
 def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
+
+
+def is_string_literal(node: cst.BaseExpression) -> bool:
+    """``"fir"``, ``"a" "b"``, ``f"{x}"``: text written in the code."""
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def is_tensor_to(call: cst.Call) -> bool:

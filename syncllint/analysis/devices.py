@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.access import AccessInference
+from syncllint.analysis.arguments import is_string_literal
 from syncllint.analysis.binding import Binding, Scope, device_owner
 from syncllint.analysis.calls import CallInference
 from syncllint.analysis.imports import ImportMap
@@ -41,7 +42,6 @@ from syncllint.analysis.values import (
 # A literal list of more elements is data (numbers), not a handful of tensors: not read one by one.
 _CONTAINER_ELEMENTS_READ = 16
 
-_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 # Arithmetic whose result is never a bool tensor: torch refuses ``-`` on bools, ``/`` gives floats.
 _NUMERIC_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
@@ -220,7 +220,7 @@ class DeviceInference(
             return found
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
-        if isinstance(node, _STRINGS):
+        if is_string_literal(node):
             return PYTHON_SCALAR
         if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)):
             return self._container(node)
@@ -243,7 +243,7 @@ class DeviceInference(
                 return PYTHON_SCALAR
             if any(names_a_class(c.comparator) for c in node.comparisons) or names_a_class(node.left):
                 return PYTHON_SCALAR  # ``param_type == PerTensorScaleParameter``: a class, not a tensor
-            if any(isinstance(side, _STRINGS) for side in (node.left, *(c.comparator for c in node.comparisons))):
+            if any(is_string_literal(side) for side in (node.left, *(c.comparator for c in node.comparisons))):
                 return PYTHON_SCALAR  # ``kernel == "fir"``: an option, whatever its annotation says
             result = compare_operands(operands)
             return result.with_dtype(DType.BOOL) if result.is_tensor or result.place == Place.NUMPY else result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis.arguments import keyword
 from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.traversal import walk
 
@@ -36,7 +37,7 @@ def is_compiled(node: cst.FunctionDef, imports: ImportMap) -> bool:
         call = expr if isinstance(expr, cst.Call) else None
         if imports.qualify(call.func if call is not None else expr) != "torch.compile":
             continue
-        backend = next((a.value for a in call.args if a.keyword and a.keyword.value == "backend"), None) if call else None
+        backend = keyword(call, "backend") if call is not None else None
         return not (isinstance(backend, cst.SimpleString) and backend.evaluated_value == "eager")
     return False
 

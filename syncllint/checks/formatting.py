@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis.arguments import is_string_literal
 from syncllint.analysis.conditions import value_confidence
 from syncllint.analysis.imports import dotted_name
 from syncllint.checks.base import Rule, RuleContext
@@ -40,10 +41,6 @@ def _names_a_module(expr: cst.BaseExpression) -> bool:
     ``model.to(device)`` reads like a tensor move, but ``str(model)`` reads no tensor values."""
     leaf = (dotted_name(expr) or "").rsplit(".", 1)[-1].lower()
     return leaf.endswith(("model", "module", "encoder", "decoder", "backbone")) or leaf in ("net", "network", "llm")
-
-
-def _is_text(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 class TensorToText(Rule):
@@ -87,7 +84,7 @@ class TensorToText(Rule):
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
-        if func.attr.value == "format" and _is_text(func.value):
+        if func.attr.value == "format" and is_string_literal(func.value):
             for argument in [a.value for a in node.args if not a.star]:
                 self._check(argument, ctx)
         elif func.attr.value in _LOG_METHODS and _is_logger(func.value):
@@ -105,7 +102,7 @@ class TensorToText(Rule):
     def visit_BinaryOperation(self, node: cst.CSTNode, ctx: RuleContext) -> None:
         if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, cst.Modulo):
             return
-        if not _is_text(node.left):
+        if not is_string_literal(node.left):
             return
         right = node.right
         operands = [el.value for el in right.elements] if isinstance(right, cst.Tuple) else [right]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.arguments import keyword, positional
+from syncllint.analysis.arguments import is_string_literal, keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name
@@ -222,9 +222,7 @@ def _keyed_by_name(subscript: cst.Subscript, ctx: RuleContext) -> bool:
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
         return False
     key = subscript.slice[0].slice.value
-    if isinstance(key, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return True
-    if isinstance(key, cst.Attribute) and key.attr.value == "dtype":
+    if is_string_literal(key) or isinstance(key, cst.Attribute) and key.attr.value == "dtype":
         return True
     return ctx.inference.names_a_dtype(key)
 
