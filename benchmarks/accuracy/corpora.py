@@ -354,6 +354,18 @@ CORPORA = (
     # Added for uniform129: XGrammar (structured generation for LLM engines: token bitmasks applied
     # to logits, grammar matchers), never tuned on; drawn beside uniform126.
     Corpus("xgrammar", "0.2.9"),
+    # Added for uniform130: Darts (time-series forecasting: torch models behind a fit/predict API,
+    # likelihoods, datasets of windows), never tuned on; drawn at the start of session 23 from its first commit.
+    Corpus("darts", "0.48.1"),
+    # Added for uniform131: AudioCraft (MusicGen/AudioGen: EnCodec compression, codebook language
+    # models, sampling loops), a source archive, never tuned on; drawn beside uniform130.
+    Corpus("audiocraft", "1.3.0", sdist=True),
+    # Added for uniform132: NeuralOperator (Fourier and spectral neural operators, their training
+    # loops and losses), never tuned on; drawn beside uniform130.
+    Corpus("neuraloperator", "2.0.0"),
+    # Added for uniform133: Demucs (music source separation: chunked inference, overlap-add,
+    # the separation API), never tuned on; drawn beside uniform130.
+    Corpus("demucs", "4.1.0"),
 )
 
 
