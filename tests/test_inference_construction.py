@@ -203,3 +203,35 @@ def test_a_host_tensor_moved_to_another_tensors_device_is_an_upload_when_that_te
     assert found(TO_ANOTHER_TENSOR, "SYNC202") == [
         (10, Confidence.MEDIUM), (14, Confidence.HIGH), (16, Confidence.MEDIUM)
     ]
+
+
+def test_the_parameters_of_a_layer_built_above_are_host_tensors_until_it_moves() -> None:
+    # demucs' ScaledEmbedding: smoothing the embedding's weight while the model is still on the host.
+    source = """\
+import torch
+from torch import nn
+
+class ScaledEmbedding(nn.Module):
+    def __init__(self, num_embeddings: int, dim: int, device):
+        super().__init__()
+        self.embedding = nn.Embedding(num_embeddings, dim)
+        weight = torch.cumsum(self.embedding.weight.data, dim=0)
+        weight = weight / torch.arange(1, num_embeddings + 1).to(weight).sqrt()[:, None]
+        self.embedding.to(device)
+        scale = torch.ones(num_embeddings).to(self.embedding.weight)
+"""
+    # The move of the module itself copies its parameters; once moved, its device is unknown.
+    assert found(source, "SYNC202") == [(10, Confidence.MEDIUM), (11, Confidence.MEDIUM)]
+
+
+def test_an_acronym_called_builds_a_module() -> None:
+    source = """\
+import torch
+from torch import nn
+
+def build():
+    lstm = nn.LSTM(3, 3)
+    lstm.cuda()
+    return nn.GRU(3, 3).cuda(), FNO(modes=4).to("cuda")
+"""
+    assert found(source, "SYNC202") == [(6, Confidence.MEDIUM), (7, Confidence.MEDIUM), (7, Confidence.MEDIUM)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from syncllint.diagnostics import Confidence
+from syncllint.diagnostics import Applicability, Confidence
 from tests.conftest import lint
 
 
@@ -116,10 +116,11 @@ def test_a_device_that_is_the_cpu_on_one_path_is_a_guess() -> None:
         "    model.to(dtype=dtype, device='cpu' if low_memory else rank)\n"
         "    return torch.ones(4).to('cuda:0' if rank == 0 else 'cuda:1')\n"
     )
-    # A module of unknown place is not flagged either way; a host tensor moved to one of two GPUs is.
-    assert found(source, "SYNC202") == [(5, Confidence.MEDIUM)]
+    # A module of unknown place is not flagged either way; a host tensor moved to one of two GPUs
+    # is, surely: both strings name one.
+    assert found(source, "SYNC202") == [(5, Confidence.HIGH)]
     host = source.replace("    model.to(", "    torch.ones(4).to(")
-    assert found(host, "SYNC202") == [(4, Confidence.LOW), (5, Confidence.MEDIUM)]
+    assert found(host, "SYNC202") == [(4, Confidence.LOW), (5, Confidence.HIGH)]
 
 
 def test_modules_built_under_a_device_context_are_already_there() -> None:
@@ -779,3 +780,115 @@ def test_an_entry_of_a_dict_of_host_tensors_is_no_copy_into_a_tensor() -> None:
         "    return ranges, host\n"
     )
     assert found(source, "SYNC105") == [(9, Confidence.HIGH)]
+
+
+def test_audio_and_image_readers_decode_into_host_memory() -> None:
+    source = (
+        "import torch\n"
+        "import torchaudio\n"
+        "import torchvision.transforms.functional as TF\n"
+        "from torchvision.io import decode_image\n"
+        "def load(path, image, data):\n"
+        "    wav, sr = torchaudio.load(path)\n"
+        "    rms = wav.pow(2).mean().sqrt().item()\n"  # a host tensor: no sync
+        "    pixels = TF.to_tensor(image)\n"
+        "    if pixels.max() > 1.0:\n"  # the same
+        "        pixels = pixels / 255\n"
+        "    on_gpu = decode_image(data, device='cuda')\n"  # a GPU decode
+        "    return rms, pixels.cuda(), int(on_gpu.sum())\n"
+    )
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC202", 12), ("SYNC501", 12)]
+
+
+def test_a_name_called_with_a_method_no_tensor_has_holds_an_object() -> None:
+    source = (
+        "import torch\n"
+        "class Processor(torch.nn.Module):\n"
+        "    def __init__(self, out_normalizer=None):\n"
+        "        super().__init__()\n"
+        "        self.out_normalizer = out_normalizer\n"
+        "    def to(self, device):\n"
+        "        self.out_normalizer = self.out_normalizer.to(device)\n"
+        "        return self\n"
+        "    def postprocess(self, output):\n"
+        "        if self.out_normalizer and not self.training:\n"  # a module, not a tensor
+        "            output = self.out_normalizer.inverse_transform(output)\n"
+        "        return output\n"
+        "def step(model, x, td, either):\n"
+        "    td.astype(float)\n"  # numpy
+        "    sizes = td.tolist()\n"
+        "    if isinstance(either, torch.Tensor):\n"
+        "        either.cpu()\n"
+        "    else:\n"
+        "        either.fit(x)\n"
+        "    y = model(x.to('cuda'))\n"
+        "    y.register_hook(print)\n"  # a tensor method: still a tensor
+        "    total = y.sum().item()\n"
+        "    return sizes, total, either.item()\n"  # tested with isinstance: either kind
+    )
+    assert [(d.code, d.start.row) for d in lint(source) if d.confidence is not Confidence.LOW] == [
+        ("SYNC103", 17),
+        ("SYNC101", 22),
+        ("SYNC101", 23),
+    ]
+
+
+def test_a_device_string_names_a_place_unless_another_path_names_another() -> None:
+    source = (
+        "import torch\n"
+        "if torch.backends.cuda.is_built():\n"
+        "    device = 'cuda'\n"
+        "else:\n"
+        "    device = 'cpu'\n"
+        "def on_cpu():\n"
+        "    device = 'cpu'\n"
+        "    return torch.randn(3).to(device)\n"  # a test pinned to the CPU: no copy
+        "def on_gpu():\n"
+        "    device = 'cuda'\n"
+        "    return torch.randn(3).to(device)\n"
+        "def either():\n"
+        "    return torch.randn(3).to(device)\n"  # the module's choice: the GPU on one path
+        "def fallback():\n"
+        "    device = 'cpu'\n"
+        "    if torch.cuda.is_available():\n"
+        "        device = 'cuda'\n"
+        "    return torch.randn(3).to(device)\n"
+    )
+    found_rows = [(d.start.row, d.confidence, d.fix and d.fix.applicability) for d in lint(source) if d.code == "SYNC202"]
+    # Pinning raises where no accelerator is present: the fix is safe only where the GPU is certain.
+    assert found_rows == [
+        (11, Confidence.HIGH, Applicability.SAFE),
+        (13, Confidence.MEDIUM, Applicability.UNSAFE),
+        (18, Confidence.MEDIUM, Applicability.UNSAFE),
+    ]
+
+
+def test_a_name_also_called_with_a_method_only_tensors_have_keeps_its_kind() -> None:
+    # Lightning's ``_ResultMetric.value``: a tensor, or a torchmetrics metric, by a flag.
+    source = (
+        "import torch\n"
+        "class Result(torch.nn.Module):\n"
+        "    def __init__(self, value: torch.Tensor, is_tensor: bool):\n"
+        "        super().__init__()\n"
+        "        self.is_tensor = is_tensor\n"
+        "        self.value = value\n"
+        "    def compute(self):\n"
+        "        if self.is_tensor:\n"
+        "            return self.value.sqrt()\n"
+        "        return self.value.compute()\n"
+        "    def __repr__(self):\n"
+        "        return f'value={self.value}'\n"
+    )
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC503", 12)]
+
+
+def test_rebinding_a_device_to_the_same_place_keeps_it() -> None:
+    # DeepSpeed's ``clone_tensors_for_torch_save``: a string device made a ``torch.device``.
+    source = (
+        "import torch\n"
+        "def clone(item: torch.Tensor, device=torch.device('cpu')):\n"
+        "    if type(device) is str:\n"
+        "        device = torch.device(device)\n"
+        "    return item.detach().to(device)\n"
+    )
+    assert found(source, "SYNC103") == [(5, Confidence.MEDIUM)]

@@ -714,6 +714,23 @@ def test_a_cpu_device_default_every_call_replaces_is_the_callers_device(tmp_path
     assert ("SYNC103", 7) in findings(tmp_path, files, "pkg/strategy.py")
 
 
+def test_an_annotated_cpu_device_default_every_call_replaces_is_the_callers_device(tmp_path: Path) -> None:
+    # demucs: ``create_sin_embedding(..., device: str = "cpu")``, every call giving ``device=x.device``.
+    embedding = """
+    import torch
+
+    def create_sin_embedding(length: int, dim: int, device: str = "cpu"):
+        pos = torch.arange(length).view(-1, 1, 1)
+        return pos.to(device)
+
+    def position(x):
+        return create_sin_embedding(x.shape[0], 8, device=x.device)
+    """
+    assert ("SYNC202", 6) in findings(tmp_path, package(embedding=embedding), "pkg/embedding.py")
+    unused = embedding.replace("device=x.device", "")
+    assert findings(tmp_path, package(embedding=unused), "pkg/embedding.py") == []
+
+
 def test_a_none_default_some_call_gives_is_a_value_of_unknown_place(tmp_path: Path) -> None:
     quantizer = """
     import torch
@@ -905,3 +922,23 @@ def test_an_attribute_the_caller_fills_with_host_data_is_host_data_in_another_mo
     moved = transform.replace("torch.tensor([[1, 2], [3, 4]])", "torch.tensor([[1, 2], [3, 4]]).cuda()")
     found = confident_findings(tmp_path, package(fit=fit, transform=moved), "pkg/fit.py")
     assert sorted(code for code, _, _ in found) == ["SYNC102", "SYNC301"]
+
+
+def test_a_flag_named_like_a_device_tensor_is_no_device_data_for_the_callee(tmp_path: Path) -> None:
+    # pytorch_metric_learning: ``is_cuda = query.is_cuda`` handed on to a helper that tests it.
+    search = """
+    import torch
+
+    class FaissKNN:
+        def __call__(self, query, k):
+            is_cuda = query.is_cuda
+            return try_gpu(query, k, is_cuda)
+
+    def try_gpu(query, k, is_cuda):
+        if is_cuda:
+            return query.topk(k)
+        return query.cpu().topk(k)
+    """
+    found = findings(tmp_path, package(search=search), "pkg/search.py")
+    assert ("SYNC502", 10) not in found
+    assert ("SYNC103", 12) in found

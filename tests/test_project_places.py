@@ -36,10 +36,20 @@ def test_comparisons_and_mask_combinations_beside_a_host_tensor(expression: str,
         ("args.train.max_tokens_per_gpu", False),  # a quantity per device: a config number
         ("max_tokens_per_gpu", False),
         ("num_gpu", False),
+        ("is_cuda", False),  # flags and deviations: no data on a device
+        ("self.use_gpu", False),
+        ("inputs_on_cuda", False),
+        ("noise_std_dev", False),
+        ("hidden_cuda", True),
     ],
 )
-def test_a_device_suffix_shows_device_data_unless_it_counts_devices(expression: str, device: bool) -> None:
+def test_a_device_suffix_shows_device_data_unless_it_names_none(expression: str, device: bool) -> None:
     assert READER.shows_device(ast.parse(expression, mode="eval").body, {}) is device
+
+
+def test_a_callers_assignment_outranks_the_suffix_of_the_name_it_passes() -> None:
+    locals_ = {"x_gpu": ast.parse("torch.zeros(3)", mode="eval").body}
+    assert not READER.shows_device(ast.parse("x_gpu", mode="eval").body, locals_)
 
 
 def test_a_reduction_of_a_host_buffer_returned_by_a_helper_is_host_data() -> None:

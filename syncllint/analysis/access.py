@@ -6,12 +6,13 @@ A mixin of DeviceInference: ``infer``, ``lookup``, ``imports`` and the naming co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.module_state import holds_a_built_module
 from syncllint.analysis.values import (
     HOST_TENSOR,
     NUMPY,
@@ -25,12 +26,17 @@ from syncllint.analysis.values import (
 )
 
 if TYPE_CHECKING:
+    from syncllint.analysis.devices import DeviceInference
     from syncllint.analysis.imports import ImportMap
 
 
 _FLOAT_CONSTANTS = frozenset(
     f"{module}.{name}" for module in ("math", "numpy") for name in ("inf", "nan", "pi", "e", "tau", "euler_gamma")
 ) | frozenset(("numpy.Inf", "numpy.NaN", "numpy.NINF", "numpy.PINF", "numpy.NAN", "numpy.Infinity"))
+
+
+# What a layer holds as its parameters (``nn.Linear``, ``nn.Embedding``, norms, convolutions).
+_PARAMETER_ATTRS = frozenset(("weight", "bias"))
 
 
 class AccessInference:
@@ -89,6 +95,10 @@ class AccessInference:
         named = self._suffix_value(attr, attribute=True)
         if named is not None:
             return named
+        if attr in _PARAMETER_ATTRS and holds_a_built_module(node.value, cast("DeviceInference", self), moved=False):
+            # ``self.embedding.weight`` after ``self.embedding = nn.Embedding(n, d)`` above: the
+            # module was built on the host and has not moved yet.
+            return HOST_TENSOR
         if isinstance(node.value, cst.Call) and (self.imports.qualify(node.value.func) or "").startswith("numpy."):
             return NUMPY  # ``np.finfo(np.float32).eps``: what numpy gives holds numpy data, no tensor
         return UNKNOWN

@@ -83,13 +83,27 @@ class MovingArms:
         # then their values at the end of the body
         self._split_names: dict[int, list[str]] = {}
         self._split_body: dict[int, dict[str, Value]] = {}
+        # id of the body of any ``if`` with an ``else`` -> names both arms bind (``device = "cuda"``
+        # / ``device = "cpu"``), then their values at the end of the body
+        self._chosen_names: dict[int, list[str]] = {}
+        self._chosen_body: dict[int, dict[str, Value]] = {}
+        # id of an ``if`` without ``else`` -> device specs its body rebinds, as they were before it
+        self._chosen_before: dict[int, dict[str, Value]] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
         self._start_arm(id(node))
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
+            # ``device = "cpu"`` above, ``device = "cuda"`` in the body: either device after the ``if``.
+            held = {name: v for name, _ in name_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
+            self._chosen_before[id(node)] = {name: v for name, v in held.items() if v.device_literal is not None}
             return
+        if isinstance(node.orelse, cst.Else):
+            body_names = {name for name, _ in name_assignments(node.body)}
+            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
+            if both:
+                self._chosen_names[id(node.body)] = both
         before: dict[str, Value] = {}
         for name in _arm_only_names(node):
             value = self._inference.lookup(name)
@@ -116,6 +130,17 @@ class MovingArms:
             places = {now.place, body_value.place}
             if Place.HOST_TENSOR in places and places & {Place.DEVICE, Place.TENSOR}:
                 self._inference.bind(cst.Name(name), join(body_value, now))
+        chosen = self._chosen_body.pop(id(node.body), {})
+        before = self._chosen_before.pop(id(node), {})
+        if not ends_flow(node.body):
+            chosen.update(before)
+        for name, body_value in chosen.items():
+            now = self._inference.lookup(name)
+            if now is None or None in (now.device_literal, body_value.device_literal):
+                continue
+            if now.device_literal is not body_value.device_literal:
+                # ``device = "cuda"`` in one arm, ``"cpu"`` in the other: either device after the ``if``.
+                self._inference.bind(cst.Name(name), join(body_value, now))
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
         self._start_arm(id(suite))
@@ -125,6 +150,9 @@ class MovingArms:
         split = self._split_names.pop(id(suite), None)
         if split is not None:
             self._split_body[id(suite)] = {n: v for n in split if (v := self._inference.lookup(n)) is not None}
+        chosen = self._chosen_names.pop(id(suite), None)
+        if chosen is not None:
+            self._chosen_body[id(suite)] = {n: v for n in chosen if (v := self._inference.lookup(n)) is not None}
         names = self._try_names.pop(id(suite), None)
         if names is not None:
             self._after_body[id(suite)] = {name: v for name in names if (v := self._inference.lookup(name)) is not None}

@@ -116,6 +116,9 @@ class CallInference(FactoryInference):
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own
+        if self.imports.qualify(func) in api.HOST_READERS:
+            device = keyword(call, "device")
+            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
         if isinstance(func, cst.Attribute):
             qualified = self.imports.qualify(func)
             if qualified is not None and qualified.startswith(("torch.", "numpy.")):

@@ -135,8 +135,23 @@ def is_test_module(path: str) -> bool:
     return any(fnmatch.fnmatch(name, pattern) for pattern in _TEST_MODULE_PATTERNS)
 
 
-def counts_devices(leaf: str) -> bool:
-    """``max_tokens_per_gpu``, ``num_gpu``: a quantity per device or of devices, not data on one.
-    (``num_tokens_gpu`` stays a device tensor: the count lives on the GPU.)"""
+def names_no_device_data(leaf: str) -> bool:
+    """A ``*_gpu`` / ``*_cuda`` / ``*_dev`` name that holds no data on a device: a quantity per
+    device or of devices (``max_tokens_per_gpu``, ``num_gpu``), a flag (``is_cuda``, ``use_gpu``,
+    ``inputs_on_cuda``) or a standard deviation (``noise_std_dev``). ``num_tokens_gpu`` stays a
+    device tensor: the count lives on the GPU."""
     stem = leaf.rsplit("_", 1)[0]
-    return stem.endswith("_per") or stem in ("per", "num", "n")
+    if stem.endswith("_per") or stem in ("per", "num", "n"):
+        return True
+    words = leaf.strip("_").split("_")
+    return words[0] in _FLAG_WORDS or "on" in words[:-1] or stem.endswith(("std", "st")) and leaf.endswith("_dev")
+
+
+# First words of boolean names: ``is_cuda = query.is_cuda`` is a flag, not a tensor on the device.
+_FLAG_WORDS = frozenset(
+    (
+        "is", "use", "uses", "using", "has", "have", "with", "enable", "enabled", "require", "requires",
+        "allow", "should", "need", "needs", "keep", "force", "include", "run", "do", "can", "no", "not",
+        "multi", "single", "on", "to", "supports", "support", "skip", "only", "prefer", "want", "check",
+    )
+)

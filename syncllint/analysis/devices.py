@@ -25,6 +25,7 @@ from syncllint.analysis.values import (
     CPU_DEVICE,
     DEVICE_TENSOR,
     HOST_TENSOR,
+    LAYER,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -89,6 +90,7 @@ class DeviceInference(
         self._scopes: list[Scope] = [Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
+        self._object_fields: list[frozenset[str]] = []
 
     # -- scopes -----------------------------------------------------------------------------
     def enter_function(self) -> None:
@@ -109,18 +111,25 @@ class DeviceInference(
         self._scopes.pop()
         self._exit_pending_scope()
 
-    def enter_class(self) -> None:
+    def enter_class(self, object_fields: frozenset[str] = frozenset()) -> None:
+        """``object_fields``: ``self.`` fields the class's methods call with non-tensor methods."""
         self._class_attrs.append({})
+        self._object_fields.append(object_fields)
         # A class body binds its own names (dataclass fields ``counts: torch.Tensor``), which
         # its methods and the module do not see.
         self._scopes.append(Scope(default_device=self._scopes[-1].default_device, is_class=True))
 
     def exit_class(self) -> None:
         self._class_attrs.pop()
+        self._object_fields.pop()
         self._scopes.pop()
 
     def show_host(self, names: frozenset[str]) -> None:
         self._scopes[-1].host_shown = names
+
+    def show_objects(self, names: frozenset[str]) -> None:
+        """Names the function calls with methods no tensor has (``object_usage.objects_shown``)."""
+        self._scopes[-1].objects_shown = names
 
     def set_default_device(self, device: DeviceLiteral | None) -> None:
         self._scopes[-1].default_device = device
@@ -190,6 +199,17 @@ class DeviceInference(
 
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
+        found = self._bound(key)
+        if found is not None and (found.place in (Place.UNKNOWN, Place.TENSOR) or found.assumed) and self._shown_object(key):
+            return LAYER  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
+        return found
+
+    def _shown_object(self, key: str) -> bool:
+        if key.startswith("self."):
+            return bool(self._object_fields) and key in self._object_fields[-1]
+        return key in self._scopes[-1].objects_shown
+
+    def _bound(self, key: str) -> Value | None:
         built = self._scopes[-1].built_here
         if built and key in built:
             return built[key]
@@ -221,7 +241,9 @@ class DeviceInference(
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYTHON_SCALAR
         if is_string_literal(node):
-            return PYTHON_SCALAR
+            # ``device = "cpu"`` before ``x.to(device)``: the string names a place.
+            spec = self.device_spec(node) if isinstance(node, cst.SimpleString) else None
+            return Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
         if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp)):
             return self._container(node)
         if isinstance(node, cst.Attribute):

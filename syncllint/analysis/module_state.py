@@ -128,6 +128,7 @@ def _builds_instance(expr: cst.BaseExpression) -> bool:
     if not isinstance(expr, cst.Call):
         return False
     leaf = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else dotted_name(expr.func) or ""
-    # Not ``naming.names_a_class``: class names may hold an underscore (``Resampler2_5``).
-    camel_case = leaf[:1].isupper() and any(c.islower() for c in leaf)
+    # Not ``naming.names_a_class``: class names may hold an underscore (``Resampler2_5``), or be an
+    # acronym (``nn.LSTM``, ``FNO``): constants in capitals are not called.
+    camel_case = leaf[:1].isupper() and (any(c.islower() for c in leaf) or len(leaf) > 1 and "_" not in leaf)
     return camel_case and not leaf.endswith(_NOT_MODULE_SUFFIXES) and leaf not in _NOT_MODULES

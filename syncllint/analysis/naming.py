@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.conventions import counts_devices
+from syncllint.analysis.conventions import names_no_device_data
 from syncllint.analysis.values import ASSUMED_TENSOR, HOST_TENSOR, NUMPY, Place, Value
 
 # A device tensor by name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
@@ -37,7 +37,7 @@ class NamingConventions:
             return HOST_TENSOR  # a field kept on the host; ``host_indices``
         if attribute and not conventions_only and leaf in self._host_attributes:
             return HOST_TENSOR  # ``input_batch.num_tokens_no_spec``: ``np.zeros`` wherever it is set
-        if leaf.endswith(self._device_suffixes) and not counts_devices(leaf):
+        if leaf.endswith(self._device_suffixes) and not names_no_device_data(leaf):
             # By name only: ``x_gpu.item()`` is a device read, but ``if per_gpu:`` may test an int.
             return SUFFIX_DEVICE_TENSOR
         # Paired buffers expose their halves as attributes: ``buf.cpu`` / ``buf.np`` / ``buf.gpu``.

@@ -83,8 +83,9 @@ class ParameterBinding:
                 self.set_local(name, Value(place) if place is not Place.PYTHON else NONE_FROM_CALLERS)
                 continue
             if value is not None and value.place is Place.PYTHON and param.default is not None:
-                # ``device: str = "cpu"``: the annotation says a string, the default says which.
-                spec = self.device_spec(param.default)
+                # ``device: str = "cpu"``: the annotation says a string, the default says which,
+                # unless every call gives another (``device=x.device``).
+                spec = None if overridden else self.device_spec(param.default)
                 value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;

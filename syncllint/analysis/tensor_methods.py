@@ -67,3 +67,15 @@ unsafe_split unsafe_split_with_sizes unsqueeze unsqueeze_ untyped_storage values
 view_as volatile vsplit where xlogy xlogy_ xpu zero_
 """.split()
 )
+
+# Of those, the names ``nn.Module`` or ``numpy.ndarray`` have too: a call of one says "tensor,
+# module or array", a call of any other tensor method says "tensor". Regenerate with
+# ``sorted(n for n in TENSOR_METHODS if n in dir(torch.nn.Module) or n in dir(numpy.ndarray))``.
+SHARED_WITH_MODULES_AND_ARRAYS = frozenset(
+    """
+T all any argmax argmin argsort bfloat16 clip conj cpu cuda cumprod cumsum data device diagonal dot
+double dtype flatten float half imag ipu item itemsize mT max mean min mtia nbytes ndim nonzero prod
+put ravel real repeat requires_grad_ reshape resize round shape size sort squeeze std sum swapaxes
+take to tolist trace transpose type var view xpu
+""".split()
+)

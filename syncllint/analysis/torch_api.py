@@ -150,6 +150,24 @@ HOST_RECORDS: dict[str, frozenset[str]] = {
     "sglang.srt.managers.schedule_batch.MultimodalDataItem": frozenset(("feature", "precomputed_embeddings")),
 }
 
+# Readers that decode files and images into host memory (``wav, sr = torchaudio.load(path)``);
+# torchvision's decoders take ``device=`` for a GPU decode, which the inference reads.
+HOST_READERS = frozenset(
+    (
+        "torchaudio.load",
+        "torchaudio.load_with_torchcodec",
+        "torchvision.io.read_image",
+        "torchvision.io.decode_image",
+        "torchvision.io.read_video",
+        "torchvision.io.image.read_image",
+        "torchvision.io.image.decode_image",
+        "torchvision.transforms.functional.to_tensor",
+        "torchvision.transforms.functional.pil_to_tensor",
+        "torchvision.transforms.v2.functional.to_image",
+        "torchvision.transforms.v2.functional.pil_to_tensor",
+    )
+)
+
 # Helpers that flatten nested lists (sglang's ``flatten_nested_list``): a list of host data stays one.
 FLATTENING_HELPERS = frozenset(("flatten_nested_list", "flatten_list", "flatten"))
 

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.conventions import counts_devices
+from syncllint.analysis.conventions import names_no_device_data
 
 # The place names, defined beside the summaries that carry them and re-exported here.
 from syncllint.project.records import DEVICE as DEVICE
@@ -71,11 +71,11 @@ class PlaceReader:
         if depth > 3:
             return False
         if isinstance(expr, ast.Name):
-            if expr.id.endswith(_DEVICE_SUFFIXES) and not counts_devices(expr.id):
-                return True
-            return expr.id in locals_ and self.shows_device(locals_[expr.id], locals_, depth + 1)
+            if expr.id in locals_:  # what the caller assigned outranks the name's suffix
+                return self.shows_device(locals_[expr.id], locals_, depth + 1)
+            return expr.id.endswith(_DEVICE_SUFFIXES) and not names_no_device_data(expr.id)
         if isinstance(expr, ast.Attribute):
-            return expr.attr.endswith(_DEVICE_SUFFIXES) and not counts_devices(expr.attr)
+            return expr.attr.endswith(_DEVICE_SUFFIXES) and not names_no_device_data(expr.attr)
         if isinstance(expr, (ast.Call, ast.Subscript)) and (own := self.own_result(expr, locals_, depth)) is not None:
             return own == DEVICE
         if isinstance(expr, ast.Subscript):
