@@ -366,6 +366,18 @@ CORPORA = (
     # Added for uniform133: Demucs (music source separation: chunked inference, overlap-add,
     # the separation API), never tuned on; drawn beside uniform130.
     Corpus("demucs", "4.1.0"),
+    # Added for uniform134: Boltz (biomolecular structure prediction: trunk, diffusion sampling,
+    # featurizers and confidence heads), never tuned on; drawn in session 23 after its changes.
+    Corpus("boltz", "2.2.1"),
+    # Added for uniform135: nerfstudio (neural radiance fields: ray samplers, field models, the
+    # viewer and its exporters), never tuned on; drawn beside uniform134.
+    Corpus("nerfstudio", "1.1.5"),
+    # Added for uniform136: Lightly (self-supervised learning: losses, memory banks, transforms,
+    # embedding and active-learning utilities), never tuned on; drawn beside uniform134.
+    Corpus("lightly", "1.6.0"),
+    # Added for uniform137: fair-esm (protein language models and ESMFold's structure module),
+    # never tuned on; drawn beside uniform134.
+    Corpus("fair_esm", "2.0.0"),
 )
 
 
