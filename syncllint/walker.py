@@ -16,7 +16,7 @@ from syncllint.analysis.function_kinds import (
     is_compiled,
     is_torch_module,
 )
-from syncllint.analysis.growing import note_growth
+from syncllint.analysis.growing import host_list_fields, note_growth
 from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_helpers import HostHelperCalls
 from syncllint.analysis.host_regions import (
@@ -222,7 +222,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._classes.append(_EnclosingClass(is_torch_module(node), self._host.class_is_host(node)))
             if exposes_device_memory(node):
                 self.inference.device_memory_classes.add(node.name.value)
-            self.inference.enter_class(fields_shown(node))
+            self.inference.enter_class(fields_shown(node), host_list_fields(node))
         elif isinstance(node, cst.With):
             self._enter_with(node)
         elif isinstance(node, (cst.For, cst.While)):

@@ -892,3 +892,25 @@ def test_rebinding_a_device_to_the_same_place_keeps_it() -> None:
         "    return item.detach().to(device)\n"
     )
     assert found(source, "SYNC103") == [(5, Confidence.MEDIUM)]
+
+
+def test_a_field_only_grown_by_host_reads_holds_host_tensors() -> None:
+    # Lightly's kNN benchmark: validation outputs collected on the host, reduced at the epoch's end.
+    source = (
+        "import torch\n"
+        "class Benchmark(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self._predicted = []\n"
+        "        self._seen = []\n"
+        "    def validation_step(self, predicted, targets):\n"
+        "        self._predicted.append(predicted.cpu())\n"
+        "        self._seen.append(targets)\n"  # a device tensor may be in this one
+        "    def on_validation_epoch_end(self):\n"
+        "        acc = torch.cat(self._predicted).float().mean()\n"
+        "        if acc > 0.5:\n"
+        "            self._predicted = []\n"
+        "        return torch.cat(self._seen).sum().item()\n"
+    )
+    # The copy into the list is the sync; the test of what it built is not another.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 8), ("SYNC101", 14)]

@@ -91,6 +91,7 @@ class DeviceInference(
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
         self._object_fields: list[frozenset[str]] = []
+        self._host_lists: list[frozenset[str]] = []
 
     # -- scopes -----------------------------------------------------------------------------
     def enter_function(self) -> None:
@@ -111,10 +112,12 @@ class DeviceInference(
         self._scopes.pop()
         self._exit_pending_scope()
 
-    def enter_class(self, object_fields: frozenset[str] = frozenset()) -> None:
-        """``object_fields``: ``self.`` fields the class's methods call with non-tensor methods."""
+    def enter_class(self, object_fields: frozenset[str] = frozenset(), host_lists: frozenset[str] = frozenset()) -> None:
+        """``object_fields``: ``self.`` fields the class's methods call with non-tensor methods;
+        ``host_lists``: fields they only grow by host reads (``growing.host_list_fields``)."""
         self._class_attrs.append({})
         self._object_fields.append(object_fields)
+        self._host_lists.append(host_lists)
         # A class body binds its own names (dataclass fields ``counts: torch.Tensor``), which
         # its methods and the module do not see.
         self._scopes.append(Scope(default_device=self._scopes[-1].default_device, is_class=True))
@@ -122,6 +125,7 @@ class DeviceInference(
     def exit_class(self) -> None:
         self._class_attrs.pop()
         self._object_fields.pop()
+        self._host_lists.pop()
         self._scopes.pop()
 
     def show_host(self, names: frozenset[str]) -> None:
@@ -200,6 +204,8 @@ class DeviceInference(
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
         found = self._bound(key)
+        if self._host_lists and key in self._host_lists[-1] and (found is None or found.place is Place.PYTHON):
+            return HOST_TENSOR  # a list of host tensors, as a literal list of them passes for one
         if found is not None and (found.place in (Place.UNKNOWN, Place.TENSOR) or found.assumed) and self._shown_object(key):
             return LAYER  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
         return found
