@@ -16,7 +16,7 @@ from syncllint.analysis.function_kinds import (
     is_compiled,
     is_torch_module,
 )
-from syncllint.analysis.growing import host_list_fields, note_growth
+from syncllint.analysis.growing import note_growth
 from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_helpers import HostHelperCalls
 from syncllint.analysis.host_regions import (
@@ -27,7 +27,7 @@ from syncllint.analysis.host_regions import (
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.loops import bind_loop_target
 from syncllint.analysis.module_state import note_module_moved, note_registered_state
-from syncllint.analysis.object_usage import fields_shown, objects_shown
+from syncllint.analysis.object_usage import ClassUsage, FunctionUsage
 from syncllint.analysis.values import (
     PYTHON,
     DeviceLiteral,
@@ -222,7 +222,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._classes.append(_EnclosingClass(is_torch_module(node), self._host.class_is_host(node)))
             if exposes_device_memory(node):
                 self.inference.device_memory_classes.add(node.name.value)
-            self.inference.enter_class(fields_shown(node), host_list_fields(node))
+            self.inference.enter_class(ClassUsage(node))
         elif isinstance(node, cst.With):
             self._enter_with(node)
         elif isinstance(node, (cst.For, cst.While)):
@@ -314,7 +314,7 @@ class BatchedWalker(cst.CSTVisitor):
         method = bool(self._classes) and len(self._frames) == 2  # in a class body, not in a function
         self.helper_calls.enter_function(node, method)
         filled = self.inference.filled_parameters.get(("self." if method else "") + name, {})
-        self.inference.show_objects(objects_shown(node))
+        self.inference.show_usage(FunctionUsage(node))
         shown = self.host_shown.get(id(node), frozenset())
         if shown:  # ``x.numpy()`` in the body: the code itself says ``x`` is a host tensor
             self.inference.show_host(shown)

@@ -25,6 +25,7 @@ from syncllint.analysis.values import (
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
+    from syncllint.analysis.object_usage import FunctionUsage
 
 
 @dataclass
@@ -36,8 +37,8 @@ class Scope:
     device_owners: dict[str, str] = field(default_factory=dict)
     # Names bound once that the function's code shows are host tensors (``x.numpy()``: host_usage.py).
     host_shown: frozenset[str] = frozenset()
-    # Names bound once that the function calls with methods no tensor has (object_usage.py).
-    objects_shown: frozenset[str] = frozenset()
+    # What the function's body shows of its names (object_usage.py), read on first need.
+    usage: FunctionUsage | None = None
     # Lists that started empty and have grown only by host tensors since (growing.py).
     growing: set[str] = field(default_factory=set)
     # Names holding a module built on the host in this function, not moved since (module_state.py).

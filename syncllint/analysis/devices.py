@@ -18,6 +18,7 @@ from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import LocalCalls
 from syncllint.analysis.method_calls import MethodInference
 from syncllint.analysis.naming import NamingConventions, names_a_class
+from syncllint.analysis.object_usage import ClassUsage, FunctionUsage
 from syncllint.analysis.parameters import ParameterBinding
 from syncllint.analysis.pending import PendingCopies
 from syncllint.analysis.values import (
@@ -90,8 +91,7 @@ class DeviceInference(
         self._scopes: list[Scope] = [Scope()]
         # ``self.x`` bindings, per enclosing class, shared by all its methods.
         self._class_attrs: list[dict[str, Value]] = []
-        self._object_fields: list[frozenset[str]] = []
-        self._host_lists: list[frozenset[str]] = []
+        self._class_usage: list[ClassUsage | None] = []
 
     # -- scopes -----------------------------------------------------------------------------
     def enter_function(self) -> None:
@@ -112,28 +112,25 @@ class DeviceInference(
         self._scopes.pop()
         self._exit_pending_scope()
 
-    def enter_class(self, object_fields: frozenset[str] = frozenset(), host_lists: frozenset[str] = frozenset()) -> None:
-        """``object_fields``: ``self.`` fields the class's methods call with non-tensor methods;
-        ``host_lists``: fields they only grow by host reads (``growing.host_list_fields``)."""
+    def enter_class(self, usage: ClassUsage | None = None) -> None:
+        """``usage``: what the class's methods show of its fields (``object_usage.ClassUsage``)."""
         self._class_attrs.append({})
-        self._object_fields.append(object_fields)
-        self._host_lists.append(host_lists)
+        self._class_usage.append(usage)
         # A class body binds its own names (dataclass fields ``counts: torch.Tensor``), which
         # its methods and the module do not see.
         self._scopes.append(Scope(default_device=self._scopes[-1].default_device, is_class=True))
 
     def exit_class(self) -> None:
         self._class_attrs.pop()
-        self._object_fields.pop()
-        self._host_lists.pop()
+        self._class_usage.pop()
         self._scopes.pop()
 
     def show_host(self, names: frozenset[str]) -> None:
         self._scopes[-1].host_shown = names
 
-    def show_objects(self, names: frozenset[str]) -> None:
-        """Names the function calls with methods no tensor has (``object_usage.objects_shown``)."""
-        self._scopes[-1].objects_shown = names
+    def show_usage(self, usage: FunctionUsage) -> None:
+        """What the function's body shows of its names (``object_usage.FunctionUsage``)."""
+        self._scopes[-1].usage = usage
 
     def set_default_device(self, device: DeviceLiteral | None) -> None:
         self._scopes[-1].default_device = device
@@ -204,7 +201,8 @@ class DeviceInference(
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
         found = self._bound(key)
-        if self._host_lists and key in self._host_lists[-1] and (found is None or found.place is Place.PYTHON):
+        usage = self._class_usage[-1] if self._class_usage and key.startswith("self.") else None
+        if usage is not None and (found is None or found.place is Place.PYTHON) and key in usage.host_lists:
             return HOST_TENSOR  # a list of host tensors, as a literal list of them passes for one
         if found is not None and (found.place in (Place.UNKNOWN, Place.TENSOR) or found.assumed) and self._shown_object(key):
             return LAYER  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
@@ -212,8 +210,10 @@ class DeviceInference(
 
     def _shown_object(self, key: str) -> bool:
         if key.startswith("self."):
-            return bool(self._object_fields) and key in self._object_fields[-1]
-        return key in self._scopes[-1].objects_shown
+            usage = self._class_usage[-1] if self._class_usage else None
+            return usage is not None and key in usage.object_fields
+        function = self._scopes[-1].usage
+        return function is not None and key in function.objects
 
     def _bound(self, key: str) -> Value | None:
         built = self._scopes[-1].built_here

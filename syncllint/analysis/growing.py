@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.values import HOST_TENSOR, PYTHON, Place
+from syncllint.traversal import walk
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -59,7 +60,7 @@ def host_list_fields(cls: cst.ClassDef) -> frozenset[str]:
     scan = _FieldGrowth()
     for statement in cls.body.body:
         if isinstance(statement, cst.FunctionDef):
-            statement.body.visit(scan)
+            walk(statement.body, scan)
     return frozenset(scan.grown - scan.other)
 
 

@@ -10,13 +10,18 @@ once may change kind between bindings, so none of these is read.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
+
 import libcst as cst
 
+from syncllint.analysis.growing import host_list_fields
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.tensor_methods import (
     SHARED_WITH_MODULES_AND_ARRAYS,
     TENSOR_METHODS,
 )
+from syncllint.traversal import walk
 
 # Methods tensor-like containers share with dicts (TensorDict, DTensor, HF BatchEncoding): a call
 # of one of these says nothing about whether ``.any()`` or ``.cpu()`` on the name reaches a GPU.
@@ -31,10 +36,36 @@ _CONTAINER_METHODS = frozenset(
 _KIND_TESTS = frozenset(("isinstance", "hasattr", "getattr", "type", "callable", "is_tensor", "torch.is_tensor"))
 
 
+@dataclass(frozen=True)
+class FunctionUsage:
+    """What a function's body shows of its names, read on first need: most bodies never ask."""
+
+    node: cst.FunctionDef
+
+    @cached_property
+    def objects(self) -> frozenset[str]:
+        return objects_shown(self.node)
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    """What a class's methods show of its ``self.`` fields, read on first need."""
+
+    node: cst.ClassDef
+
+    @cached_property
+    def object_fields(self) -> frozenset[str]:
+        return fields_shown(self.node)
+
+    @cached_property
+    def host_lists(self) -> frozenset[str]:
+        return host_list_fields(self.node)
+
+
 def objects_shown(function: cst.FunctionDef) -> frozenset[str]:
     """The function's names (parameters included) bound once, and called with a non-tensor method."""
     scan = _Scan()
-    function.body.visit(scan)
+    walk(function.body, scan)
     bindings = dict(scan.bindings)
     for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
         bindings[param.name.value] = bindings.get(param.name.value, 0) + 1
@@ -50,7 +81,7 @@ def fields_shown(cls: cst.ClassDef) -> frozenset[str]:
     scan = _Scan()
     for statement in cls.body.body:
         if isinstance(statement, cst.FunctionDef):
-            statement.body.visit(scan)
+            walk(statement.body, scan)
     return frozenset(name for name in scan.called - scan.tested - scan.tensor_only if name.startswith("self."))
 
 
