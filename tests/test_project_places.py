@@ -6,6 +6,7 @@ import ast
 
 import pytest
 
+from syncllint.analysis.conventions import names_no_device_data
 from syncllint.project.places import PlaceReader
 from tests.conftest import lint
 
@@ -165,3 +166,21 @@ class Transform:
     assert lint(source) == []
     as_tensor = source.replace("torch.tensor(possible_resolutions)", "torch.as_tensor(possible_resolutions)")
     assert "SYNC102" in [d.code for d in lint(as_tensor)]
+
+
+@pytest.mark.parametrize(
+    ("name", "holds_none"),
+    [
+        ("num_gpu", True),  # a count
+        ("is_cuda", True),  # flags
+        ("use_gpu", True),
+        ("kv_on_gpu", True),
+        ("noise_std_dev", True),  # a standard deviation
+        ("st_dev", True),
+        ("first_dev", False),  # data on the first device
+        ("hidden_dev", False),
+        ("tokens_gpu", False),
+    ],
+)
+def test_a_device_suffix_names_no_device_data_in_counts_flags_and_deviations(name: str, holds_none: bool) -> None:
+    assert names_no_device_data(name) is holds_none

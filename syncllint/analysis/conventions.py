@@ -144,7 +144,8 @@ def names_no_device_data(leaf: str) -> bool:
     if stem.endswith("_per") or stem in ("per", "num", "n"):
         return True
     words = leaf.strip("_").split("_")
-    return words[0] in _FLAG_WORDS or "on" in words[:-1] or stem.endswith(("std", "st")) and leaf.endswith("_dev")
+    deviation = stem in ("st", "std") or stem.endswith(("_st", "_std"))
+    return words[0] in _FLAG_WORDS or "on" in words[:-1] or deviation and leaf.endswith("_dev")
 
 
 # First words of boolean names: ``is_cuda = query.is_cuda`` is a flag, not a tensor on the device.
