@@ -79,16 +79,13 @@ class MovingArms:
         # names bound by a handler that does not leave (whose binding the code after it sees)
         self._before_try: dict[int, tuple[dict[str, Value | None], set[str]]] = {}
         self._after_body: dict[int, dict[str, Value]] = {}
-        # id of the body of an ``if`` whose test splits CUDA from host -> names both arms bind,
-        # then their values at the end of the body
-        self._split_names: dict[int, list[str]] = {}
-        self._split_body: dict[int, dict[str, Value]] = {}
-        # id of the body of any ``if`` with an ``else`` -> names both arms bind (``device = "cuda"``
-        # / ``device = "cpu"``), then their values at the end of the body
-        self._chosen_names: dict[int, list[str]] = {}
-        self._chosen_body: dict[int, dict[str, Value]] = {}
+        # id of the body of an ``if`` with an ``else`` -> names both arms bind, then their values at
+        # the end of the body; the bodies of those whose test splits CUDA from host
+        self._both_names: dict[int, list[str]] = {}
+        self._both_body: dict[int, dict[str, Value]] = {}
+        self._splits: set[int] = set()
         # id of an ``if`` without ``else`` -> device specs its body rebinds, as they were before it
-        self._chosen_before: dict[int, dict[str, Value]] = {}
+        self._rebound_before: dict[int, dict[str, Value]] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
@@ -97,13 +94,13 @@ class MovingArms:
         if other is None:
             # ``device = "cpu"`` above, ``device = "cuda"`` in the body: either device after the ``if``.
             held = {name: v for name, _ in name_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
-            self._chosen_before[id(node)] = {name: v for name, v in held.items() if v.device_literal is not None}
+            self._rebound_before[id(node)] = {name: v for name, v in held.items() if v.device_literal is not None}
             return
         if isinstance(node.orelse, cst.Else):
             body_names = {name for name, _ in name_assignments(node.body)}
             both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
             if both:
-                self._chosen_names[id(node.body)] = both
+                self._both_names[id(node.body)] = both
         before: dict[str, Value] = {}
         for name in _arm_only_names(node):
             value = self._inference.lookup(name)
@@ -115,44 +112,29 @@ class MovingArms:
     def split_on_devices(self, node: cst.If) -> None:
         """``node``'s test sends device tensors one way and host tensors the other: a name both
         arms bind holds either arm's value after it."""
-        if isinstance(node.orelse, cst.Else):
-            body_names = {name for name, _ in name_assignments(node.body)}
-            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
-            if both:
-                self._split_names[id(node.body)] = both
+        self._splits.add(id(node.body))
 
     def leave_if(self, node: cst.If) -> None:
         self._end_arm(id(node))
-        for name, body_value in self._split_body.pop(id(node.body), {}).items():
-            now = self._inference.lookup(name)
-            if now is None:
-                continue
-            places = {now.place, body_value.place}
-            if Place.HOST_TENSOR in places and places & {Place.DEVICE, Place.TENSOR}:
-                self._inference.bind(cst.Name(name), join(body_value, now))
-        chosen = self._chosen_body.pop(id(node.body), {})
-        before = self._chosen_before.pop(id(node), {})
+        split = id(node.body) in self._splits
+        self._splits.discard(id(node.body))
+        arms = self._both_body.pop(id(node.body), {})
+        before = self._rebound_before.pop(id(node), {})
         if not ends_flow(node.body):
-            chosen.update(before)
-        for name, body_value in chosen.items():
+            arms.update(before)
+        for name, other in arms.items():
             now = self._inference.lookup(name)
-            if now is None or None in (now.device_literal, body_value.device_literal):
-                continue
-            if now.device_literal is not body_value.device_literal:
-                # ``device = "cuda"`` in one arm, ``"cpu"`` in the other: either device after the ``if``.
-                self._inference.bind(cst.Name(name), join(body_value, now))
+            if now is not None and _holds_either(now, other, split):
+                self._inference.bind(cst.Name(name), join(other, now))
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
         self._start_arm(id(suite))
 
     def leave_suite(self, suite: cst.BaseSuite) -> None:
         self._end_arm(id(suite))
-        split = self._split_names.pop(id(suite), None)
-        if split is not None:
-            self._split_body[id(suite)] = {n: v for n in split if (v := self._inference.lookup(n)) is not None}
-        chosen = self._chosen_names.pop(id(suite), None)
-        if chosen is not None:
-            self._chosen_body[id(suite)] = {n: v for n in chosen if (v := self._inference.lookup(n)) is not None}
+        both = self._both_names.pop(id(suite), None)
+        if both is not None:
+            self._both_body[id(suite)] = {n: v for n in both if (v := self._inference.lookup(n)) is not None}
         names = self._try_names.pop(id(suite), None)
         if names is not None:
             self._after_body[id(suite)] = {name: v for name in names if (v := self._inference.lookup(name)) is not None}
@@ -238,3 +220,13 @@ def _moves(value: cst.BaseExpression, name: str) -> bool:
         and isinstance(value.func.value, cst.Name)
         and value.func.value.value == name
     )
+
+
+def _holds_either(now: Value, other: Value, split: bool) -> bool:
+    """Whether a name holds either arm's value after an ``if``: under a test that splits CUDA from
+    host, a host tensor in one arm and a device one in the other; under any test, device specs
+    naming two places (``device = "cuda"`` / ``device = "cpu"``). Otherwise flow order stands."""
+    places = {now.place, other.place}
+    if split and Place.HOST_TENSOR in places and places & {Place.DEVICE, Place.TENSOR}:
+        return True
+    return None not in (now.device_literal, other.device_literal) and now.device_literal is not other.device_literal

@@ -108,7 +108,8 @@ class CallInference(FactoryInference):
         if isinstance(func, cst.Call) and looks_up_a_torch_dtype(func, self.imports.qualify):
             # ``getattr(torch, return_mode)(times)``: some torch function, picked by name.
             return self._infer_module_call("torch.getattr", call)
-        if self.imports.qualify(func) == "typing.cast" and len(call.args) == 2:
+        qualified = self.imports.qualify(func)
+        if qualified == "typing.cast" and len(call.args) == 2:
             # ``cast(Tensor, layer.weight)``: the value itself; the type says at least "a tensor".
             held = self.infer(call.args[1].value)
             said = self.imports.qualify(call.args[0].value)
@@ -116,22 +117,18 @@ class CallInference(FactoryInference):
         own = self.own_function_result(call) or (self.layer_call(call) if isinstance(func, cst.Name) else None)
         if own is not None:
             return own
-        if self.imports.qualify(func) in api.HOST_READERS:
-            device = keyword(call, "device")
-            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
+        if qualified in api.HOST_READERS:
+            return self._read_into(keyword(call, "device"))
         if isinstance(func, cst.Attribute):
-            qualified = self.imports.qualify(func)
             if qualified is not None and qualified.startswith(("torch.", "numpy.")):
                 return self._infer_module_call(qualified, call)
             return self._infer_method(func, call)
-        qualified = self.imports.qualify(func)
         if qualified is None:
             return self._built_on_the_cpu(call)
         if qualified.startswith(("torch.", "numpy.")):
             return self._infer_module_call(qualified, call)
         if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
-            device = keyword(call, "device") or positional(call, 1)
-            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
+            return self._read_into(keyword(call, "device") or positional(call, 1))
         if qualified in ("safetensors.safe_open", "safetensors.torch.safe_open"):
             # ``with safe_open(path, framework="pt") as f: f.get_tensor(name)``: read into host memory
             # unless a device is named.
@@ -156,6 +153,11 @@ class CallInference(FactoryInference):
                 return PYTHON_SCALAR
             return PYTHON
         return self._built_on_the_cpu(call)
+
+    def _read_into(self, device: cst.BaseExpression | None) -> Value:
+        """What a reader gives (``torchaudio.load``, ``safetensors.torch.load_file``): host memory,
+        unless told a device that may not be the CPU."""
+        return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else TENSOR
 
     def _built_on_the_cpu(self, call: cst.Call) -> Value:
         """``rope_init_fn(config, torch.device("cpu"))``, ``build(x, device="cpu")``: a function told to

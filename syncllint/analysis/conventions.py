@@ -153,6 +153,6 @@ _FLAG_WORDS = frozenset(
     (
         "is", "use", "uses", "using", "has", "have", "with", "enable", "enabled", "require", "requires",
         "allow", "should", "need", "needs", "keep", "force", "include", "run", "do", "can", "no", "not",
-        "multi", "single", "on", "to", "supports", "support", "skip", "only", "prefer", "want", "check",
+        "multi", "single", "to", "supports", "support", "skip", "only", "prefer", "want", "check",
     )
 )

@@ -201,19 +201,16 @@ class DeviceInference(
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, key: str) -> Value | None:
         found = self._bound(key)
-        usage = self._class_usage[-1] if self._class_usage and key.startswith("self.") else None
-        if usage is not None and (found is None or found.place is Place.PYTHON) and key in usage.host_lists:
-            return HOST_TENSOR  # a list of host tensors, as a literal list of them passes for one
-        if found is not None and (found.place in (Place.UNKNOWN, Place.TENSOR) or found.assumed) and self._shown_object(key):
-            return LAYER  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
-        return found
-
-    def _shown_object(self, key: str) -> bool:
+        weak = found is not None and (found.place in (Place.UNKNOWN, Place.TENSOR) or found.assumed)
         if key.startswith("self."):
-            usage = self._class_usage[-1] if self._class_usage else None
-            return usage is not None and key in usage.object_fields
-        function = self._scopes[-1].usage
-        return function is not None and key in function.objects
+            fields = self._class_usage[-1] if self._class_usage else None
+            if fields is not None and (found is None or found.place is Place.PYTHON) and key in fields.host_lists:
+                return HOST_TENSOR  # a list of host tensors, as a literal list of them passes for one
+            shown = weak and fields is not None and key in fields.object_fields
+        else:
+            names = self._scopes[-1].usage
+            shown = weak and names is not None and key in names.objects
+        return LAYER if shown else found  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
 
     def _bound(self, key: str) -> Value | None:
         built = self._scopes[-1].built_here

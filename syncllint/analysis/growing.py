@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.values import HOST_TENSOR, PYTHON, Place
-from syncllint.traversal import walk
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -48,74 +47,3 @@ def note_growth(inference: DeviceInference, call: cst.Call) -> None:
         growing.discard(name)
         inference.set_local(name, PYTHON)
 
-
-# Reads that leave host data whatever the tensor was: ``t.cpu()``, ``t.numpy()``, ``t.tolist()``.
-_HOST_RESULTS = frozenset(("cpu", "numpy", "tolist", "item"))
-
-
-def host_list_fields(cls: cst.ClassDef) -> frozenset[str]:
-    """``self.`` fields of ``cls`` that its methods only ever set to ``[]`` and grow by host reads
-    (``self._val_targets.append(targets.cpu())`` in ``validation_step``): lists of host tensors,
-    wherever a method reads them (``torch.cat(self._val_targets)`` in ``on_validation_epoch_end``)."""
-    scan = _FieldGrowth()
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef):
-            walk(statement.body, scan)
-    return frozenset(scan.grown - scan.other)
-
-
-class _FieldGrowth(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.grown: set[str] = set()  # fields grown by a host read
-        self.other: set[str] = set()  # fields set or grown otherwise: not known to hold host data
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._set(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._set(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._set(node.target, None)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in _GROWING_METHODS):
-            return
-        field = _field(func.value)
-        if field is None:
-            return
-        if len(node.args) == 1 and not node.args[0].star and _reads_to_host(node.args[0].value):
-            self.grown.add(field)
-        else:
-            self.other.add(field)
-
-    def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._set(element.value, None)
-            return
-        field = _field(target)
-        if field is not None and not (value is not None and starts_empty(value)):
-            self.other.add(field)
-
-
-def _field(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return "self." + expr.attr.value
-    return None
-
-
-def _reads_to_host(expr: cst.BaseExpression) -> bool:
-    """``targets.cpu()``, ``out.detach().cpu().numpy()``, ``loss.item()``: a host read's result."""
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value in _HOST_RESULTS
-        and not expr.args
-    )

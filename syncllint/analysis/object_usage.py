@@ -1,4 +1,6 @@
-"""Names the code shows hold no tensor: ``self.out_normalizer.transform(y)`` calls a method that
+"""What a body shows of its names by how it uses them, read on first need (most bodies never ask).
+
+Names that hold no tensor: ``self.out_normalizer.transform(y)`` calls a method that
 ``torch.Tensor`` lacks, so ``if self.out_normalizer:`` tests an object, not a tensor's value.
 
 Only weak readings give way to this (a value of unknown kind, or a tensor assumed from ``.to(...)``,
@@ -6,6 +8,11 @@ which modules share): what a factory or a device check shows stands. A name test
 ``isinstance`` / ``hasattr``, or also called with a method only tensors have (Lightning's
 ``self.value``, a tensor or a metric by a flag), may hold either kind, and a local bound more than
 once may change kind between bindings, so none of these is read.
+
+Fields that hold host tensors: a ``self.`` field a class only ever sets to ``[]`` and grows by host
+reads (``self._val_targets.append(targets.cpu())`` in ``validation_step``) is a list of host tensors
+wherever a method reads it (``torch.cat(self._val_targets)`` in ``on_validation_epoch_end``), as a
+literal list of host tensors passes for host data.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from functools import cached_property
 
 import libcst as cst
 
-from syncllint.analysis.growing import host_list_fields
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.tensor_methods import (
     SHARED_WITH_MODULES_AND_ARRAYS,
@@ -38,55 +46,50 @@ _KIND_TESTS = frozenset(("isinstance", "hasattr", "getattr", "type", "callable",
 
 @dataclass(frozen=True)
 class FunctionUsage:
-    """What a function's body shows of its names, read on first need: most bodies never ask."""
+    """What a function's body shows of its names."""
 
     node: cst.FunctionDef
 
     @cached_property
     def objects(self) -> frozenset[str]:
-        return objects_shown(self.node)
+        """Names bound once (parameters included) that the body calls with a non-tensor method."""
+        scan = _scan([self.node.body])
+        params = self.node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            scan.bindings[param.name.value] = scan.bindings.get(param.name.value, 0) + 1
+        return frozenset(name for name in scan.objects if "." not in name and scan.bindings.get(name, 0) <= 1)
 
 
 @dataclass(frozen=True)
 class ClassUsage:
-    """What a class's methods show of its ``self.`` fields, read on first need."""
+    """What a class's methods show of its ``self.`` fields."""
 
     node: cst.ClassDef
 
     @cached_property
+    def _methods(self) -> _Scan:
+        return _scan([s.body for s in self.node.body.body if isinstance(s, cst.FunctionDef)])
+
+    @cached_property
     def object_fields(self) -> frozenset[str]:
-        return fields_shown(self.node)
+        """Fields any method calls with a non-tensor method (``self.out_normalizer``)."""
+        return frozenset(name for name in self._methods.objects if name.startswith("self."))
 
     @cached_property
     def host_lists(self) -> frozenset[str]:
-        return host_list_fields(self.node)
+        """Fields only ever set to ``[]`` and grown by host reads."""
+        return frozenset(self._methods.grown - self._methods.set_otherwise)
 
 
-def objects_shown(function: cst.FunctionDef) -> frozenset[str]:
-    """The function's names (parameters included) bound once, and called with a non-tensor method."""
+def _scan(bodies: list[cst.BaseSuite]) -> _Scan:
     scan = _Scan()
-    walk(function.body, scan)
-    bindings = dict(scan.bindings)
-    for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
-        bindings[param.name.value] = bindings.get(param.name.value, 0) + 1
-    return frozenset(
-        name
-        for name in scan.called - scan.tested - scan.tensor_only
-        if "." not in name and bindings.get(name, 0) <= 1
-    )
-
-
-def fields_shown(cls: cst.ClassDef) -> frozenset[str]:
-    """``self.`` fields any method of the class calls with a non-tensor method (``self.out_normalizer``)."""
-    scan = _Scan()
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef):
-            walk(statement.body, scan)
-    return frozenset(name for name in scan.called - scan.tested - scan.tensor_only if name.startswith("self."))
+    for body in bodies:
+        walk(body, scan)
+    return scan
 
 
 class _Scan(cst.CSTVisitor):
-    """Method calls by receiver, kind tests and local bindings, in one body (not nested defs)."""
+    """Method calls by receiver, kind tests, local bindings and field growth, in bodies (not nested defs)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -95,6 +98,12 @@ class _Scan(cst.CSTVisitor):
         # Receivers of a method only tensors have (``self.value.clone()``): the kind is mixed.
         self.tensor_only: set[str] = set()
         self.bindings: dict[str, int] = {}
+        self.grown: set[str] = set()  # fields grown by a host read
+        self.set_otherwise: set[str] = set()  # fields set or grown otherwise
+
+    @property
+    def objects(self) -> set[str]:
+        return self.called - self.tested - self.tensor_only
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -116,6 +125,9 @@ class _Scan(cst.CSTVisitor):
                     self.called.add(receiver)
                 elif method in TENSOR_METHODS and method not in SHARED_WITH_MODULES_AND_ARRAYS:
                     self.tensor_only.add(receiver)
+            if method in ("append", "extend") and receiver is not None and _is_field(receiver):
+                grows_by_host = len(node.args) == 1 and not node.args[0].star and _reads_to_host(node.args[0].value)
+                (self.grown if grows_by_host else self.set_otherwise).add(receiver)
         if (dotted_name(func) or "") in _KIND_TESTS:
             for arg in node.args:
                 name = dotted_name(arg.value)
@@ -124,11 +136,11 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._bind(target.target)
+            self._bind(target.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._bind(node.target)
+            self._bind(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bind(node.target)
@@ -146,7 +158,8 @@ class _Scan(cst.CSTVisitor):
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target)
 
-    def _bind(self, target: cst.BaseExpression) -> None:
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None = None) -> None:
+        """``value``: what is assigned, where one value goes to ``target`` as a whole."""
         if isinstance(target, cst.Name):
             self.bindings[target.value] = self.bindings.get(target.value, 0) + 1
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -154,7 +167,21 @@ class _Scan(cst.CSTVisitor):
                 self._bind(element.value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value)
+        else:
+            field = dotted_name(target)
+            if field is not None and _is_field(field) and not (value is not None and starts_empty(value)):
+                self.set_otherwise.add(field)
 
 
 def _is_field(name: str) -> bool:
     return name.startswith("self.") and name.count(".") == 1
+
+
+def _reads_to_host(expr: cst.BaseExpression) -> bool:
+    """``targets.cpu()``, ``out.detach().cpu().numpy()``, ``loss.item()``: a host read's result."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in api.HOST_RESULT_METHODS
+        and not expr.args
+    )

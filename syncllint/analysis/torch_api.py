@@ -150,6 +150,9 @@ HOST_RECORDS: dict[str, frozenset[str]] = {
     "sglang.srt.managers.schedule_batch.MultimodalDataItem": frozenset(("feature", "precomputed_embeddings")),
 }
 
+# Methods whose result is host data, whatever the tensor was: ``t.cpu()``, ``t.numpy()``, ``t.item()``.
+HOST_RESULT_METHODS = frozenset(("cpu", "numpy", "tolist", "item"))
+
 # Readers that decode files and images into host memory (``wav, sr = torchaudio.load(path)``);
 # torchvision's decoders take ``device=`` for a GPU decode, which the inference reads.
 HOST_READERS = frozenset(

@@ -219,7 +219,7 @@ class PlaceReader:
             if (self.qualify(receiver.func) or "") in api.TORCH_FACTORIES:
                 break  # ``torch.tensor(rows).reshape(-1, 2)``: a factory, not a method of ``torch``
             method = receiver.func.attr
-            if method in ("cpu", "numpy", "tolist", "item"):
+            if method in api.HOST_RESULT_METHODS:
                 return HOST
             if method == "cuda":
                 return DEVICE
