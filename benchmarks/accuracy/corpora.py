@@ -378,6 +378,18 @@ CORPORA = (
     # Added for uniform137: fair-esm (protein language models and ESMFold's structure module),
     # never tuned on; drawn beside uniform134.
     Corpus("fair_esm", "2.0.0"),
+    # Added for uniform138: Brevitas (quantization-aware training: quantizers, proxies, graph
+    # equalization and export), never tuned on; drawn at the start of session 24.
+    Corpus("brevitas", "0.13.4"),
+    # Added for uniform139: GLiNER (span and token NER models, decoding, training), never tuned on;
+    # drawn beside uniform138.
+    Corpus("gliner", "0.2.29"),
+    # Added for uniform140: spandrel (loading and running image restoration architectures), never
+    # tuned on; drawn beside uniform138.
+    Corpus("spandrel", "0.4.2"),
+    # Added for uniform141: segmentation_models_pytorch (encoders, decoders, losses and metrics),
+    # never tuned on; drawn beside uniform138.
+    Corpus("segmentation_models_pytorch", "0.6.0"),
 )
 
 
