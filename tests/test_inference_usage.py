@@ -324,3 +324,30 @@ def offload(data_point, t: torch.Tensor, device):
     t.to("cpu", non_blocking=False)
 """
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 6)]
+
+
+def test_a_cpu_default_the_caller_may_replace_is_no_sure_download() -> None:
+    source = """\
+    import torch
+
+    class Epoch:
+        def __init__(self, model, device="cpu"):
+            self.model = model
+            self.device = device
+
+        def run(self, batch):
+            self.model.to(self.device)
+            x = batch.to(self.device)
+            return self.model(x).cpu()
+
+    def export(model, path, map_location: str = "cpu"):
+        model.to(map_location)
+        return model.weight.to("cpu")
+    """
+    # ``device="cpu"`` is where the code runs unless the caller says otherwise
+    # (``from_pretrained(..., map_location="cuda")``): moving data of unknown place there may be
+    # an upload or nothing, so only the explicit host copies stay reported at the default threshold.
+    assert found(source, "SYNC103") == [
+        (9, Confidence.LOW), (10, Confidence.LOW), (11, Confidence.MEDIUM),
+        (14, Confidence.LOW), (15, Confidence.MEDIUM),
+    ]

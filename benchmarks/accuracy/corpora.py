@@ -470,13 +470,15 @@ def run_linter(paths: list[Path], cwd: Path, extra: list[str]) -> list[dict[str,
     """Run this checkout's linter (``python -m syncllint``) and return its JSON findings.
 
     ``--isolated``: no configuration file of the host checkout applies; ``--no-respect-gitignore``:
-    ``.work/`` is gitignored here but must be linted.
+    ``.work/`` is gitignored here but must be linted; ``--no-cache``: a cache written into a
+    project's tree would show its findings to the reviewers who label it blind.
     """
     if not paths:
         return []
     command = [
         sys.executable, "-m", "syncllint", "check", *[str(p) for p in paths],
-        "--isolated", "--no-respect-gitignore", "--output-format", "json", "-q", "--exit-zero", *extra,
+        "--isolated", "--no-respect-gitignore", "--no-cache", "--output-format", "json", "-q", "--exit-zero",
+        *extra,
     ]
     env_path = str(REPO_ROOT)
     done = subprocess.run(

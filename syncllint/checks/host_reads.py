@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.arguments import is_tensor_to, keyword, positional
+from syncllint.analysis.arguments import is_string_literal, is_tensor_to, keyword, positional
 from syncllint.analysis.factories import names_the_meta_device
+from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.checks.item_args import ItemArgumentFixes
@@ -110,7 +111,9 @@ class CopyToHost(Rule):
             target = keyword(node, "device") or positional(node, 0)
             if target is None or ctx.inference.device_spec(target) is not DeviceLiteral.CPU or names_the_meta_device(target):
                 return
-            what = "`.to(\"cpu\")`"
+            # Name the device the code holds (``.to(self.device)``), which only inference says is the host.
+            named = None if is_string_literal(target) else dotted_name(target)
+            what = f"`.to({named})`, a host device here," if named else "`.to(\"cpu\")`"
         else:
             return
         non_blocking = keyword(node, "non_blocking")
@@ -122,7 +125,8 @@ class CopyToHost(Rule):
             return
         if target is not None and ctx.inference.infer(target).assumed and receiver.place is not Place.DEVICE:
             # ``t.to(device=device)`` where every caller passes "cpu": a helper that moves data where
-            # its callers keep it, which is the host more often than not (vLLM's LoRA loader).
+            # its callers keep it, which is the host more often than not (vLLM's LoRA loader); or a
+            # ``device="cpu"`` default the caller may replace: an upload or nothing, never a download.
             confidence = Confidence.LOW
         ctx.report(
             self,
