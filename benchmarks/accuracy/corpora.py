@@ -390,6 +390,18 @@ CORPORA = (
     # Added for uniform141: segmentation_models_pytorch (encoders, decoders, losses and metrics),
     # never tuned on; drawn beside uniform138.
     Corpus("segmentation_models_pytorch", "0.6.0"),
+    # Added for uniform142: FairChem (UMA and eSEN interatomic potentials, graph building, OCP
+    # trainers and calculators), never tuned on; drawn in session 24 after its first change.
+    Corpus("fairchem_core", "2.24.0"),
+    # Added for uniform143: Coqui TTS (text-to-speech and vocoder models, trainers, the
+    # synthesizer), never tuned on; drawn beside uniform142.
+    Corpus("coqui_tts", "0.28.0"),
+    # Added for uniform144: RF-DETR (real-time detection transformers: backbone, matcher,
+    # post-processing, training loop), never tuned on; drawn beside uniform142.
+    Corpus("rfdetr", "1.11.2"),
+    # Added for uniform145: pytorch_optimizer (a hundred optimizers, schedulers and losses),
+    # never tuned on; drawn beside uniform142.
+    Corpus("pytorch_optimizer", "4.1.0"),
 )
 
 
