@@ -351,3 +351,26 @@ def test_a_cpu_default_the_caller_may_replace_is_no_sure_download() -> None:
         (9, Confidence.LOW), (10, Confidence.LOW), (11, Confidence.MEDIUM),
         (14, Confidence.LOW), (15, Confidence.MEDIUM),
     ]
+
+
+def test_an_optimizer_group_lists_tensors_and_their_gradients_live_beside_them() -> None:
+    source = """\
+    import torch
+
+    class Sparse(torch.optim.Optimizer):
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    grad = p.grad
+                    state = self.state[p]
+                    if grad.abs().max() > group["clip"]:
+                        grad = grad * 0.5
+                    p[state["mask"]] = grad[state["mask"]]
+            for name in self.defaults["names"]:
+                if name:
+                    pass
+    """
+    # The parameters are tensors wherever the model lives (medium); a group's other entries are
+    # hyper-parameters, and so is what any other list holds.
+    assert found(source, "SYNC502") == [(9, Confidence.MEDIUM)]
+    assert found(source, "SYNC401") == [(11, Confidence.MEDIUM)]

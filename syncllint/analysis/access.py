@@ -82,6 +82,10 @@ class AccessInference:
             owner = self.infer(node.value)
             if owner.is_tensor or owner.place == Place.NUMPY:
                 return owner
+        if attr in api.SAME_PLACE_ATTRS:
+            owner = self.infer(node.value)
+            if owner.is_tensor:
+                return Value(owner.place, assumed=owner.assumed)
         if attr in api.RESULT_FIELDS:
             owner = self.infer(node.value)
             if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device

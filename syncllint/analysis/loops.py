@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.devices import DeviceInference
-from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, UNKNOWN, Place, Value
+from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, TENSOR, UNKNOWN, Place, Value
 
 
 def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
@@ -49,7 +49,9 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         return
     element = _element_of(value)
     if element.place is Place.UNKNOWN:
-        element = _host_named_element(inference, iterable) or element
+        element = _host_named_element(inference, iterable) or (
+            TENSOR if _lists_group_parameters(iterable) else element
+        )
     if _yields_named_pairs(iterable) and isinstance(target, cst.Tuple) and len(target.elements) == 2:
         # ``for name, param in model.named_parameters()`` / ``for key, t in state.items()``
         inference.bind(target.elements[0].value, PYTHON)
@@ -67,6 +69,19 @@ def _host_named_element(inference: DeviceInference, iterable: cst.BaseExpression
             return None
         container = iterable.func.value
     return inference.host_named_item(container, inference.infer(container))
+
+
+def _lists_group_parameters(iterable: cst.BaseExpression) -> bool:
+    """``for p in group["params"]``: an optimizer's parameter group lists the model's parameters,
+    tensors wherever the model lives."""
+    if not (isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1):
+        return False
+    index = iterable.slice[0].slice
+    return (
+        isinstance(index, cst.Index)
+        and isinstance(index.value, cst.SimpleString)
+        and index.value.evaluated_value == "params"
+    )
 
 
 def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:

@@ -52,6 +52,8 @@ METADATA_METHODS = frozenset(
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
+# A tensor's own tensors that live beside it: ``p.grad`` is allocated on the parameter's device.
+SAME_PLACE_ATTRS = frozenset(("grad",))
 # Methods whose result stays where the receiver is (casts, copies, views, reductions): what holds
 # for ``x`` on the host holds for ``x.detach().float()`` and ``losses.mean()`` (project summaries,
 # usage evidence).

@@ -18,7 +18,17 @@ def _index_values(node: cst.Subscript) -> list[cst.BaseExpression]:
 def _looks_like_mask_name(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
         expr = expr.expression  # ``x[~mask]``
-    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else ""
+    if isinstance(expr, cst.Attribute):
+        name = expr.attr.value
+    elif isinstance(expr, cst.Name):
+        name = expr.value
+    elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        # ``grad[state["mask"]]``: an optimizer's state entry, named by its key.
+        key = expr.slice[0].slice.value
+        name = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
+        name = name if isinstance(name, str) else ""
+    else:
+        name = ""
     lowered = name.lower()
     # ``mask_indices`` / ``mask_idx`` are positions (a gather), not a boolean mask.
     return "mask" in lowered and not any(word in lowered for word in ("idx", "indices", "index", "ids"))
