@@ -402,6 +402,18 @@ CORPORA = (
     # Added for uniform145: pytorch_optimizer (a hundred optimizers, schedulers and losses),
     # never tuned on; drawn beside uniform142.
     Corpus("pytorch_optimizer", "4.1.0"),
+    # Added for uniform146: DiffSynth-Studio (diffusion and video pipelines, model loaders, VRAM
+    # management and LoRA), never tuned on; drawn in session 24 after its second change.
+    Corpus("diffsynth", "2.1.12"),
+    # Added for uniform147: MMPretrain (backbones, heads, retrievers, losses and evaluation metrics
+    # on MMEngine), never tuned on; drawn beside uniform146.
+    Corpus("mmpretrain", "1.2.0"),
+    # Added for uniform148: Stanza (NLP pipelines: taggers, parsers, NER, tokenizers and their
+    # trainers), never tuned on; drawn beside uniform146.
+    Corpus("stanza", "1.15.0"),
+    # Added for uniform149: SchNetPack (atomistic neural networks: representations, neighbor lists,
+    # MD integrators), never tuned on; drawn beside uniform146.
+    Corpus("schnetpack", "2.1.1"),
 )
 
 
