@@ -419,3 +419,34 @@ def test_uploads_to_an_xla_device_are_not_waits(cls: str, filename: str, uploads
     uploads = [("SYNC201", 5)] if uploads_shown else []
     assert [f for f in found if f[0] != "SYNC103"] == uploads
     assert ("SYNC103", 7) in found
+
+
+def test_what_a_framework_hands_compute_metrics_is_host_data() -> None:
+    source = """\
+    import torch
+    from mmengine.evaluator import BaseMetric
+
+    class Accuracy(BaseMetric):
+        def process(self, data_batch, data_samples):
+            for sample in data_samples:
+                self.results.append(sample["pred_score"].argmax().item())
+
+        def compute_metrics(self, results):
+            target = torch.cat([r["gt"] for r in results])
+            return self.calculate(target, results[0]["scores"])
+
+        @staticmethod
+        def calculate(target: torch.Tensor, scores: torch.Tensor):
+            return (scores.argmax(-1) == target).float().mean().item()
+    """
+    evaluator = """\
+    class RerankingEvaluator:
+        def compute_metrics(self, model, pairs):
+            scores = model.predict(pairs, convert_to_tensor=True)
+            return scores.cpu().tolist()
+    """
+    # mmengine's ``BaseMetric.evaluate`` moves the collected results to the CPU before
+    # ``compute_metrics`` (and what it calls) sees them; ``process`` gets the model's outputs, and
+    # so does an evaluator's ``compute_metrics`` that runs a model itself.
+    assert shown(source) == [("SYNC101", 7)]
+    assert shown("import torch\n" + textwrap.dedent(evaluator)) == [("SYNC103", 5)]

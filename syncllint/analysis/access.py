@@ -90,6 +90,8 @@ class AccessInference:
             owner = self.infer(node.value)
             if owner.is_tensor:  # ``torch.sort(x).values``, ``cholesky_ex(a).L`` stay on x's device
                 return Value(owner.place, DType.INT if attr in api.INT_RESULT_FIELDS else DType.UNKNOWN)
+        if attr in api.PACKED_SEQUENCE_HOST_FIELDS and not (isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return Value(Place.HOST_TENSOR, DType.INT)  # ``packed.batch_sizes[0].item()``
         if attr == "mesh" and _names_a_device_mesh(node.value):
             # ``DeviceMesh.mesh``: the table of ranks, which torch always keeps on the CPU.
             return Value(Place.HOST_TENSOR, DType.INT)

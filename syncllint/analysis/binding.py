@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
     from syncllint.analysis.object_usage import FunctionUsage
 
+# Unpacking a module's output into this many names: a forward returning tensors with lists and sizes.
+_MANY_OUTPUTS = 3
+
 
 @dataclass
 class Scope:
@@ -73,6 +76,8 @@ class Binding:
         def _mark_pending(self, target: cst.BaseExpression, pending: bool) -> None: ...
 
         def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None: ...
+
+        def layer_call(self, call: cst.Call) -> Value | None: ...
 
     def bind(self, target: cst.BaseExpression, value: Value, *, rebinding: bool = True) -> None:
         """``rebinding=False``: a loop or comprehension target, whose earlier value says nothing."""
@@ -172,6 +177,15 @@ class Binding:
                     whole = self.infer(value)
                     for t_el, place in zip(target.elements, places):
                         self.bind(t_el.value, Value(place) if place else whole if whole.is_tensor else UNKNOWN)
+                    continue
+                named = [el for el in target.elements if not (isinstance(el.value, cst.Name) and el.value.value == "_")]
+                outputs = self.layer_call(value) if len(named) >= _MANY_OUTPUTS and not starred else None
+                if outputs is not None:
+                    # ``(masks, lengths, rope, img_lens) = self.rope_embedder(...)``: a module's forward
+                    # returning that many things mixes tensors with lists and sizes; each is a tensor
+                    # by convention only.
+                    for t_el in target.elements:
+                        self.bind(t_el.value, Value(outputs.place, assumed=True) if outputs.is_tensor else UNKNOWN)
                     continue
             inferred = self.infer(value)
             key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None

@@ -37,6 +37,10 @@ HOST_CLASS_SUFFIXES = (
 )
 _MOVES_TO_HOST = ("to_cpu", "offload")
 _PIPELINE_HOST_STEPS = frozenset(("preprocess", "postprocess"))
+# Hooks frameworks call with host data: mmengine's ``BaseMetric.evaluate`` moves what ``process``
+# collected to the CPU before ``compute_metrics``; a Hugging Face ``Trainer`` hands its
+# ``compute_metrics`` numpy arrays.
+_FRAMEWORK_HOST_HOOKS = frozenset(("compute_metrics",))
 
 
 @dataclass(frozen=True)
@@ -89,9 +93,10 @@ def host_context(
     output_side: frozenset[str] = frozenset()
     if module_is_host or "Processor" in source or any(suffix in source for suffix in HOST_CLASS_SUFFIXES):
         output_side = index.reached_from(_matching(index, output_functions))
-    # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``) and
-    # the module functions input processors' methods call (``build_flat_image_bool_length``).
-    seeds = _matching(index, host_functions) | _host_class_methods(index)
+    # The hooks' helpers (``_get_feature_tensor`` called from ``get_mrope_input_positions``), the
+    # module functions input processors' methods call (``build_flat_image_bool_length``), and what
+    # a framework's host hook calls (``compute_metrics`` -> ``self.calculate``).
+    seeds = _matching(index, host_functions) | _host_class_methods(index) | _framework_host_hooks(index)
     host_named = index.reached_from(seeds) - output_side
     if fnmatch.fnmatch(path, "*transformers/pipelines/*"):
         # ``Pipeline.forward`` hands ``postprocess`` the model outputs moved to the CPU, and
@@ -103,6 +108,20 @@ def host_context(
     shows_device = _functions_near_a_device(index) if test_module else frozenset()
     lazy_device = names_a_lazy_device(stem.rsplit(".", 1)[0])
     return HostContext(module_is_host, output_side, test_module, shows_device, host_named, lazy_device)
+
+
+def _framework_host_hooks(index: ModuleIndex) -> set[str]:
+    """The module's ``compute_metrics`` hooks that take results, not a model to run: an evaluator's
+    ``compute_metrics(self, model)`` (sentence-transformers) encodes on the device itself."""
+    return {
+        name for name in _FRAMEWORK_HOST_HOOKS & index.defs.keys()
+        if not any(_takes_a_model(node) for node in index.defs[name])
+    }
+
+
+def _takes_a_model(node: cst.FunctionDef) -> bool:
+    params = node.params
+    return any("model" in p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
 
 def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:

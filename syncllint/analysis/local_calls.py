@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.module_state import MODULE_MOVES, holds_a_built_module
@@ -55,6 +56,8 @@ class LocalCalls:
     def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None:
         """Per element of the tuple a helper returns (``return should_pad, lens_cpu``), where it
         lives when every return shows it; None when the helper is not known to return tuples."""
+        if cast("DeviceInference", self).imports.qualify(call.func) in api.HOST_LENGTHS_RESULTS:
+            return (None, Place.HOST_TENSOR)  # ``out, lengths = pad_packed_sequence(packed)``
         key = dotted_name(call.func)
         return None if key is None else self._elements.get(key)
 

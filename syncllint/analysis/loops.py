@@ -5,7 +5,14 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis.devices import DeviceInference
-from syncllint.analysis.values import PYTHON, PYTHON_SCALAR, TENSOR, UNKNOWN, Place, Value
+from syncllint.analysis.values import (
+    PYTHON,
+    PYTHON_SCALAR,
+    TENSOR,
+    UNKNOWN,
+    Place,
+    Value,
+)
 
 
 def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:

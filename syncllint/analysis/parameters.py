@@ -31,12 +31,6 @@ if TYPE_CHECKING:
 
 
 
-def _default_device(spec: DeviceLiteral) -> Value:
-    """``device="cpu"`` as a parameter's default: the place the code runs at unless the caller
-    chooses (``from_pretrained(..., map_location="cuda")``), so assumed, not seen."""
-    return Value(Place.PYTHON, zero_dim=True, device_literal=spec, assumed=True)
-
-
 class ParameterBinding:
     if TYPE_CHECKING:  # provided by DeviceInference
         imports: ImportMap
@@ -92,7 +86,7 @@ class ParameterBinding:
                 # ``device: str = "cpu"``: the annotation says a string, the default says which,
                 # unless every call gives another (``device=x.device``).
                 spec = None if overridden else self.device_spec(param.default)
-                value = _default_device(spec) if spec else value
+                value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else value
             if value is None or value.place is Place.TENSOR:
                 # ``lens_cpu: torch.Tensor``: the annotation says tensor, the name says where;
                 # ``n: torch.Tensor,  # CPU tensor [1]``: so does the author's comment, or the
@@ -113,7 +107,7 @@ class ParameterBinding:
                     spec = self.device_spec(param.default)
                     if spec and overridden:
                         spec = None
-                    value = _default_device(spec) if spec else PYTHON_SCALAR
+                    value = Value(Place.PYTHON, zero_dim=True, device_literal=spec) if spec else PYTHON_SCALAR
                 else:
                     # ``device=None`` that a call gives (``device=module.levels.device``): a value after all.
                     fallback = UNKNOWN if overridden else NONE_BY_DEFAULT

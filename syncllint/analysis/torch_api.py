@@ -54,6 +54,10 @@ METADATA_METHODS = frozenset(
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
 # A tensor's own tensors that live beside it: ``p.grad`` is allocated on the parameter's device.
 SAME_PLACE_ATTRS = frozenset(("grad",))
+# ``PackedSequence.batch_sizes``: torch keeps it on the CPU whatever the data's device (documented).
+PACKED_SEQUENCE_HOST_FIELDS = frozenset(("batch_sizes",))
+# Calls returning ``(data, lengths)`` whose lengths torch keeps on the CPU, the data where it was.
+HOST_LENGTHS_RESULTS = frozenset(("torch.nn.utils.rnn.pad_packed_sequence",))
 # Methods whose result stays where the receiver is (casts, copies, views, reductions): what holds
 # for ``x`` on the host holds for ``x.detach().float()`` and ``losses.mean()`` (project summaries,
 # usage evidence).

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from syncllint.analysis.arguments import is_string_literal, is_tensor_to, keyword, positional
+from syncllint.analysis.arguments import (
+    is_string_literal,
+    is_tensor_to,
+    keyword,
+    positional,
+)
 from syncllint.analysis.factories import names_the_meta_device
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import DeviceLiteral, Place
@@ -125,8 +130,7 @@ class CopyToHost(Rule):
             return
         if target is not None and ctx.inference.infer(target).assumed and receiver.place is not Place.DEVICE:
             # ``t.to(device=device)`` where every caller passes "cpu": a helper that moves data where
-            # its callers keep it, which is the host more often than not (vLLM's LoRA loader); or a
-            # ``device="cpu"`` default the caller may replace: an upload or nothing, never a download.
+            # its callers keep it, which is the host more often than not (vLLM's LoRA loader).
             confidence = Confidence.LOW
         ctx.report(
             self,

@@ -25,8 +25,8 @@ def _looks_like_mask_name(expr: cst.BaseExpression) -> bool:
     elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         # ``grad[state["mask"]]``: an optimizer's state entry, named by its key.
         key = expr.slice[0].slice.value
-        name = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
-        name = name if isinstance(name, str) else ""
+        text = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
+        name = text if isinstance(text, str) else ""
     else:
         name = ""
     lowered = name.lower()
