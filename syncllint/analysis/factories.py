@@ -175,7 +175,11 @@ class FactoryInference:
         if qualified in ("torch.tensor", "torch.scalar_tensor", "torch.as_tensor"):
             if isinstance(first, (cst.Integer, cst.Float)):
                 return True
-            return isinstance(first, cst.Name) and not self.infer(first).is_tensor and self.infer(first).zero_dim
+            if not isinstance(first, (cst.Name, cst.Call, cst.UnaryOperation)):
+                return False
+            # ``torch.tensor(eps)``, ``torch.tensor(float("nan"))``, ``torch.tensor(-1)``: one number.
+            held = self.infer(first)
+            return not held.is_tensor and held.zero_dim
         if qualified in api.SIZED_FACTORIES:
             size = first if first is not None else keyword(call, "size")
             return isinstance(size, (cst.Tuple, cst.List)) and not size.elements

@@ -107,8 +107,10 @@ class MaskedWriteTensorValue(Rule):
             return
         for subscript, written in _written_pairs(node):
             value = ctx.inference.infer(written)
-            if value.place is Place.PYTHON or value.place is Place.NUMPY and value.zero_dim:
-                continue  # ``x[mask] = 0.0`` takes the masked_fill path: no sync (measured)
+            if value.place is Place.PYTHON or value.place in (Place.NUMPY, Place.HOST_TENSOR) and value.zero_dim:
+                # ``x[mask] = 0.0`` takes the masked_fill path, and so does a 0-d host tensor
+                # (``torch.tensor(float("nan"))``): no wait behind a 100 ms kernel (measured).
+                continue
             confidence = mask_confidence(subscript, ctx)
             if confidence is None:
                 continue

@@ -81,6 +81,8 @@ def setitem_sync(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Sync | None:
         return (H2D, "setitem") if one_element else None
     if is_device(value):
         return (SHAPE_READ, "masked write") if device_mask else None
+    if device_mask and isinstance(value, torch.Tensor) and value.dim() == 0:
+        return None  # a 0-d host tensor is read as a scalar: the masked_fill_ path (measured, no wait)
     return (H2D, "setitem")  # a host tensor or list value is uploaded with a blocking copy
 
 
