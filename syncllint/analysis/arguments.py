@@ -23,6 +23,15 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def string_key(subscript: cst.Subscript) -> str | None:
+    """``state["mask"]`` -> ``"mask"``: the one plain string a subscript is keyed by, else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    key = subscript.slice[0].slice.value
+    text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+    return text if isinstance(text, str) else None
+
+
 def is_string_literal(node: cst.BaseExpression) -> bool:
     """``"fir"``, ``"a" "b"``, ``f"{x}"``: text written in the code."""
     return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))

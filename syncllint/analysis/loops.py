@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis.arguments import string_key
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.values import (
     PYTHON,
@@ -81,14 +82,7 @@ def _host_named_element(inference: DeviceInference, iterable: cst.BaseExpression
 def _lists_group_parameters(iterable: cst.BaseExpression) -> bool:
     """``for p in group["params"]``: an optimizer's parameter group lists the model's parameters,
     tensors wherever the model lives."""
-    if not (isinstance(iterable, cst.Subscript) and len(iterable.slice) == 1):
-        return False
-    index = iterable.slice[0].slice
-    return (
-        isinstance(index, cst.Index)
-        and isinstance(index.value, cst.SimpleString)
-        and index.value.evaluated_value == "params"
-    )
+    return isinstance(iterable, cst.Subscript) and string_key(iterable) == "params"
 
 
 def _yields_named_pairs(iterable: cst.BaseExpression) -> bool:

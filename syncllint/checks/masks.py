@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis.arguments import string_key
 from syncllint.analysis.values import DType, Place, Value
 from syncllint.checks.base import FixProposal, Rule, RuleContext
 from syncllint.diagnostics import Applicability, Confidence
@@ -22,11 +23,8 @@ def _looks_like_mask_name(expr: cst.BaseExpression) -> bool:
         name = expr.attr.value
     elif isinstance(expr, cst.Name):
         name = expr.value
-    elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-        # ``grad[state["mask"]]``: an optimizer's state entry, named by its key.
-        key = expr.slice[0].slice.value
-        text = key.evaluated_value if isinstance(key, cst.SimpleString) else ""
-        name = text if isinstance(text, str) else ""
+    elif isinstance(expr, cst.Subscript):
+        name = string_key(expr) or ""  # ``grad[state["mask"]]``: an optimizer's state entry, named by its key
     else:
         name = ""
     lowered = name.lower()
