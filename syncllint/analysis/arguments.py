@@ -23,6 +23,11 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def named_parameters(params: cst.Parameters) -> tuple[cst.Param, ...]:
+    """The parameters a call can name (positional-only, ordinary, keyword-only), in order."""
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
 def string_key(subscript: cst.Subscript) -> str | None:
     """``state["mask"]`` -> ``"mask"``: the one plain string a subscript is keyed by, else None."""
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):

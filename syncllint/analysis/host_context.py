@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from syncllint.analysis.arguments import named_parameters
 from syncllint.analysis.conventions import is_test_module
 from syncllint.analysis.function_kinds import is_dataset
 from syncllint.analysis.host_regions import names_a_lazy_device
@@ -120,8 +121,7 @@ def _framework_host_hooks(index: ModuleIndex) -> set[str]:
 
 
 def _takes_a_model(node: cst.FunctionDef) -> bool:
-    params = node.params
-    return any("model" in p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return any("model" in p.name.value for p in named_parameters(node.params))
 
 
 def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:
@@ -155,8 +155,7 @@ _PROCESSOR_PARAMETERS = frozenset(
 
 
 def _takes_a_processor(node: cst.FunctionDef) -> bool:
-    params = node.params
-    return any(p.name.value in _PROCESSOR_PARAMETERS for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return any(p.name.value in _PROCESSOR_PARAMETERS for p in named_parameters(node.params))
 
 
 def _named_for_cpu(name: str) -> bool:

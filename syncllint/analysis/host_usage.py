@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import is_tensor_to
+from syncllint.analysis.arguments import is_tensor_to, named_parameters
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import walk
@@ -85,7 +85,7 @@ class _Scan(cst.CSTVisitor):
     @classmethod
     def of(cls, node: cst.FunctionDef) -> _Scan:
         scan = cls(node)
-        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        for param in named_parameters(node.params):
             scan._bind(param.name)
         walk(node.body, scan)
         return scan

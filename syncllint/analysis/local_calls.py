@@ -55,7 +55,8 @@ class LocalCalls:
 
     def own_function_elements(self, call: cst.Call) -> tuple[Place | None, ...] | None:
         """Per element of the tuple a helper returns (``return should_pad, lens_cpu``), where it
-        lives when every return shows it; None when the helper is not known to return tuples."""
+        lives when every return shows it, or a torch call whose parts have fixed places; None when
+        the call is not known to return tuples. Unpacking and ``call(...)[i]`` both read it."""
         if cast("DeviceInference", self).imports.qualify(call.func) in api.HOST_LENGTHS_RESULTS:
             return (None, Place.HOST_TENSOR)  # ``out, lengths = pad_packed_sequence(packed)``
         key = dotted_name(call.func)

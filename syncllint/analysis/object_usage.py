@@ -23,6 +23,7 @@ from functools import cached_property
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.arguments import named_parameters
 from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.tensor_methods import (
@@ -54,8 +55,7 @@ class FunctionUsage:
     def objects(self) -> frozenset[str]:
         """Names bound once (parameters included) that the body calls with a non-tensor method."""
         scan = _scan([self.node.body])
-        params = self.node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in named_parameters(self.node.params):
             scan.bindings[param.name.value] = scan.bindings.get(param.name.value, 0) + 1
         return frozenset(name for name in scan.objects if "." not in name and scan.bindings.get(name, 0) <= 1)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.annotations import annotation_value
+from syncllint.analysis.arguments import named_parameters
 from syncllint.analysis.conventions import says_host
 from syncllint.analysis.values import (
     ASSUMED_TENSOR,
@@ -63,7 +64,7 @@ class ParameterBinding:
         """
         filled = filled or {}
         documented: frozenset[str] | None = None  # read from the docstring once a parameter asks
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for param in named_parameters(params):
             name = param.name.value
             defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
             value = annotation_value(param.annotation.annotation, self.imports) if param.annotation else None
