@@ -414,6 +414,18 @@ CORPORA = (
     # Added for uniform149: SchNetPack (atomistic neural networks: representations, neighbor lists,
     # MD integrators), never tuned on; drawn beside uniform146.
     Corpus("schnetpack", "2.1.1"),
+    # Added for uniform150: MMagic (image and video editing, super-resolution, diffusion and GAN
+    # models on MMEngine), never tuned on; drawn in session 25 at its start.
+    Corpus("mmagic", "1.2.0"),
+    # Added for uniform151: SuperGradients (detection, segmentation and pose training recipes,
+    # losses, metrics and post-processing), never tuned on; drawn beside uniform150.
+    Corpus("super_gradients", "3.7.1"),
+    # Added for uniform152: TabPFN (a tabular foundation model: preprocessing, inference engine,
+    # ensembling), never tuned on; drawn beside uniform150.
+    Corpus("tabpfn", "9.2.0"),
+    # Added for uniform153: MMSegmentation (segmentors, decode heads, losses and metrics on
+    # MMEngine), never tuned on; drawn beside uniform150.
+    Corpus("mmsegmentation", "1.2.2"),
 )
 
 
