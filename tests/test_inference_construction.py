@@ -29,7 +29,7 @@ class FSQ(nn.Module):
 class Moved(nn.Module):
     def __init__(self, device):
         super().__init__()
-        self.res = torch.zeros(4)
+        self.register_buffer("res", torch.zeros(4))
         self.to(device)
         self.n = self.res.sum().item()
 
@@ -47,6 +47,53 @@ def test_an_init_reads_back_the_host_tensors_it_set_until_the_module_moves() -> 
     # parameter (27) is wherever the caller's tensor is.
     assert found(INIT_STATE, "SYNC101") == [(14, Confidence.MEDIUM), (21, Confidence.MEDIUM), (27, Confidence.MEDIUM)]
     assert found(INIT_STATE, "SYNC501") == []
+
+
+PLAIN_FIELDS = """\
+import torch
+from torch import nn
+
+class Blocks(nn.Module):
+    def __init__(self, blocks, drop_rate: float = 0.2, alpha=0.25):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+        self.keep_probs = torch.ones(len(self.blocks))
+        self.drop_rate = torch.tensor(drop_rate)
+        self.alpha = torch.tensor(alpha)
+        self.scale = torch.ones(3)
+        self.register_buffer("scale", self.scale)
+
+    def forward(self, x):
+        self.keep_probs[:-1].uniform_()
+        for idx, block in enumerate(self.blocks):
+            if self.keep_probs[idx] > 0.5 and bool(torch.bernoulli(1 - self.drop_rate)):
+                x = block(x)
+        if (self.alpha > 0).any():
+            self.alpha = self.alpha.to(x.device)
+        if self.scale[0] > 1:
+            x = x * 2
+        return x
+
+class MovesItsFields(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = torch.zeros(4, dtype=torch.bool)
+
+    def _apply(self, fn):
+        self.mask = fn(self.mask)
+        return super()._apply(fn)
+
+    def forward(self, x):
+        return x[:, self.mask.nonzero()]
+"""
+
+
+def test_a_plain_tensor_field_stays_where_its_factory_put_it() -> None:
+    # Module.to moves parameters and buffers only: keep_probs and drop_rate (17) stay on the host.
+    # A field the class moves itself (alpha, 19), a registered buffer (scale, 21) and any field of a
+    # class with its own _apply (35) are wherever the module is.
+    assert [row for row, _ in found(PLAIN_FIELDS, "SYNC502")] == [19, 21]
+    assert [row for row, _ in found(PLAIN_FIELDS, "SYNC302")] == [35]
 
 
 FRESH_MODULE = """\

@@ -79,6 +79,8 @@ class Binding:
 
         def layer_call(self, call: cst.Call) -> Value | None: ...
 
+        def host_fields(self) -> frozenset[str]: ...
+
     def bind(self, target: cst.BaseExpression, value: Value, *, rebinding: bool = True) -> None:
         """``rebinding=False``: a loop or comprehension target, whose earlier value says nothing."""
         self._mark_pending(target, False)
@@ -193,7 +195,7 @@ class Binding:
             if built and inferred.place is Place.UNKNOWN and not inferred.layer:
                 # ``model = Net(...)`` after ``model = model.cpu()``: an object, whatever the name held.
                 inferred = LAYER
-            self.bind(target, module_state(self.imports, target, value, inferred))
+            self.bind(target, module_state(self.imports, target, value, inferred, self.host_fields()))
             self.note_built_here(target, inferred)
             if built and key is not None:
                 # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).

@@ -212,6 +212,11 @@ class DeviceInference(
             shown = weak and names is not None and key in names.objects
         return LAYER if shown else found  # ``normalizer.transform(y)`` elsewhere: an object, whatever ``.to(...)`` gave
 
+    def host_fields(self) -> frozenset[str]:
+        """The enclosing class's fields that only ever hold new host tensors (``ClassUsage.host_fields``)."""
+        usage = self._class_usage[-1] if self._class_usage else None
+        return usage.host_fields if usage is not None else frozenset()
+
     def _bound(self, key: str) -> Value | None:
         built = self._scopes[-1].built_here
         if built and key in built:

@@ -32,10 +32,17 @@ _BUILT_WHERE_TOLD = ("device", "device_map", "dev")
 _REGISTERING = {"register_buffer": "tensor", "register_parameter": "param"}
 
 
-def module_state(imports: ImportMap, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
+def module_state(
+    imports: ImportMap,
+    target: cst.BaseExpression,
+    expr: cst.BaseExpression,
+    value: Value,
+    host_fields: frozenset[str] = frozenset(),
+) -> Value:
     """What ``target = expr`` binds when ``target`` is module state: ``self.w = torch.zeros(n)`` is a
     tensor of unknown place, ``self.proj = ColumnParallelLinear(...)`` a submodule (whose calls map
-    tensors to tensors)."""
+    tensors to tensors). ``host_fields``: fields the class only ever sets to new host tensors and
+    never registers (``ClassUsage.host_fields``), which stay on the host."""
     if value.place is Place.UNKNOWN and _is_self_attribute(target) and _builds_instance(expr):
         return LAYER
     if (
@@ -45,6 +52,7 @@ def module_state(imports: ImportMap, target: cst.BaseExpression, expr: cst.BaseE
         and isinstance(expr, cst.Call)
         and imports.qualify(expr.func) in api.TORCH_FACTORIES
         and keyword(expr, "device") is None
+        and dotted_name(target) not in host_fields
     ):
         return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
     return value

@@ -41,6 +41,11 @@ _CONTAINER_METHODS = frozenset(
     set_ get_at set_at_ update_ is_empty entry_class batch_size names auto_batch_size_
     """.split()
 )
+# Methods through which a class moves its own fields (a plain ``Module.to`` moves registered state only).
+_MOVING_METHODS = frozenset(("to", "cuda", "_apply", "to_device", "pin_memory", "xpu", "npu"))
+# Factories that copy the data they are given (a tensor stays on its device).
+_DATA_CONSTRUCTORS = frozenset(("tensor", "as_tensor", "asarray"))
+_LITERAL_DATA = (cst.Integer, cst.Float, cst.List, cst.Tuple, cst.ListComp, cst.UnaryOperation)
 # Calls that ask what kind a name holds: the code expects more than one.
 _KIND_TESTS = frozenset(("isinstance", "hasattr", "getattr", "type", "callable", "is_tensor", "torch.is_tensor"))
 
@@ -68,7 +73,12 @@ class ClassUsage:
 
     @cached_property
     def _methods(self) -> _Scan:
-        return _scan([s.body for s in self.node.body.body if isinstance(s, cst.FunctionDef)])
+        scan = _Scan()
+        for method in self.node.body.body:
+            if isinstance(method, cst.FunctionDef):
+                scan.numbers = _number_parameters(method.params)
+                walk(method.body, scan)
+        return scan
 
     @cached_property
     def object_fields(self) -> frozenset[str]:
@@ -79,6 +89,18 @@ class ClassUsage:
     def host_lists(self) -> frozenset[str]:
         """Fields only ever set to ``[]`` and grown by host reads."""
         return frozenset(self._methods.grown - self._methods.set_otherwise)
+
+    @cached_property
+    def host_fields(self) -> frozenset[str]:
+        """Fields every method sets to a tensor made on the host (``self.keep = torch.ones(n)``) and
+        nothing registers: ``Module.to`` moves parameters and buffers only, so a plain field stays
+        where its factory put it. A class with a ``to`` / ``cuda`` / ``_apply`` of its own may move
+        its fields itself, so it has none."""
+        scan = self._methods
+        methods = {s.name.value for s in self.node.body.body if isinstance(s, cst.FunctionDef)}
+        if methods & _MOVING_METHODS:
+            return frozenset()
+        return frozenset(scan.host_made - scan.set_otherwise - scan.registered)
 
 
 def _scan(bodies: list[cst.BaseSuite]) -> _Scan:
@@ -100,6 +122,9 @@ class _Scan(cst.CSTVisitor):
         self.bindings: dict[str, int] = {}
         self.grown: set[str] = set()  # fields grown by a host read
         self.set_otherwise: set[str] = set()  # fields set or grown otherwise
+        self.host_made: set[str] = set()  # fields set to a tensor a factory makes on the host
+        self.registered: set[str] = set()  # fields named to ``register_buffer`` and the like
+        self.numbers: frozenset[str] = frozenset()  # the scanned method's parameters that take numbers
 
     @property
     def objects(self) -> set[str]:
@@ -125,6 +150,10 @@ class _Scan(cst.CSTVisitor):
                     self.called.add(receiver)
                 elif method in TENSOR_METHODS and method not in SHARED_WITH_MODULES_AND_ARRAYS:
                     self.tensor_only.add(receiver)
+            if receiver == "self" and method.startswith("register_") and node.args:
+                named = node.args[0].value
+                if isinstance(named, cst.SimpleString) and isinstance(named.evaluated_value, str):
+                    self.registered.add("self." + named.evaluated_value)
             if method in ("append", "extend") and receiver is not None and _is_field(receiver):
                 grows_by_host = len(node.args) == 1 and not node.args[0].star and _reads_to_host(node.args[0].value)
                 (self.grown if grows_by_host else self.set_otherwise).add(receiver)
@@ -143,6 +172,9 @@ class _Scan(cst.CSTVisitor):
             self._bind(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        field = dotted_name(node.target)
+        if field is not None and field in self.host_made:
+            return  # ``self.total += x.cpu()``: in place, where the field already is
         self._bind(node.target)
 
     def visit_For(self, node: cst.For) -> None:
@@ -169,12 +201,40 @@ class _Scan(cst.CSTVisitor):
             self._bind(target.value)
         else:
             field = dotted_name(target)
-            if field is not None and _is_field(field) and not (value is not None and starts_empty(value)):
+            if field is not None and _is_field(field) and value is not None and _made_on_host(value, self.numbers):
+                self.host_made.add(field)
+            elif field is not None and _is_field(field) and not (value is not None and starts_empty(value)):
                 self.set_otherwise.add(field)
 
 
 def _is_field(name: str) -> bool:
     return name.startswith("self.") and name.count(".") == 1
+
+
+def _made_on_host(expr: cst.BaseExpression, numbers: frozenset[str]) -> bool:
+    """``torch.zeros(n)``, ``torch.tensor([0.5, 0.5])`` without ``device=``: a new host tensor (under
+    a default device the walk's own inference already places it there). ``torch.tensor(x)`` of a
+    name may copy a device tensor where it is, so only literal data and number parameters
+    (``drop_rate: float = 0.2``) count."""
+    if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "device" for a in expr.args):
+        return False
+    name = dotted_name(expr.func) or ""
+    if name not in api.TORCH_FACTORIES:
+        return False
+    if name.rsplit(".", 1)[-1] in _DATA_CONSTRUCTORS or name in api.LEGACY_CONSTRUCTORS:
+        first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+        return isinstance(first, _LITERAL_DATA) or isinstance(first, cst.Name) and first.value in numbers
+    return True
+
+
+def _number_parameters(params: cst.Parameters) -> frozenset[str]:
+    """Parameters annotated ``int`` / ``float`` / ``bool`` or defaulting to a number."""
+    return frozenset(
+        p.name.value
+        for p in named_parameters(params)
+        if p.annotation is not None and dotted_name(p.annotation.annotation) in ("int", "float", "bool")
+        or isinstance(p.default, (cst.Integer, cst.Float))
+    )
 
 
 def _reads_to_host(expr: cst.BaseExpression) -> bool:
