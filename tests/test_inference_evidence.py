@@ -914,3 +914,20 @@ def test_a_field_only_grown_by_host_reads_holds_host_tensors() -> None:
     )
     # The copy into the list is the sync; the test of what it built is not another.
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 8), ("SYNC101", 14)]
+
+
+def test_a_field_grown_by_tuples_of_host_reads_holds_host_tensors() -> None:
+    # super-gradients' pose metric: each update stores its matches on the host beside a count.
+    source = (
+        "import torch\n"
+        "class PoseMetric:\n"
+        "    def __init__(self):\n"
+        "        self.predictions = []\n"
+        "    def update(self, preds, target):\n"
+        "        matched = preds.argmax(-1) == target\n"
+        "        self.predictions.append((matched.cpu(), int(target.numel())))\n"
+        "    def compute(self):\n"
+        "        matched = torch.cat([x[0].cpu() for x in self.predictions], dim=0)\n"
+        "        return matched.sum().item()\n"
+    )
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 7)]

@@ -82,6 +82,20 @@ def test_named_tuple_fields_keep_the_device(source: str, place: Place) -> None:
     assert infer_last(HEADER + source).place is place
 
 
+@pytest.mark.parametrize(
+    ("source", "place"),
+    [
+        # A shape returned beside a tensor is a torch.Size or a tuple of ints ...
+        ("x = torch.randn(8, device=dev)\nx, hw_shape = embed(x)\nhw_shape\n", Place.PYTHON),
+        ("x = torch.randn(8, device=dev)\nx, hw_shape = embed(x)\nx\n", Place.TENSOR),
+        # ... but the parts of a tensor unpacked are tensors whatever their names.
+        ("meta = torch.zeros(3, device=dev)\nnum_shape, n = meta\nnum_shape\n", Place.DEVICE),
+    ],
+)
+def test_a_shape_among_a_calls_results_is_a_python_value(source: str, place: Place) -> None:
+    assert infer_last(HEADER + source).place is place
+
+
 def test_host_suffix_refines_a_tensor_annotation() -> None:
     module = cst.parse_module("def f(lens_cpu: torch.Tensor, lens: torch.Tensor, ids_gpu: torch.Tensor): pass\n")
     function = module.body[0]

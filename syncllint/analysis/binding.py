@@ -196,6 +196,10 @@ class Binding:
                 # ``model = Net(...)`` after ``model = model.cpu()``: an object, whatever the name held.
                 inferred = LAYER
             self.bind(target, module_state(self.imports, target, value, inferred, self.host_fields()))
+            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+                for t_el in target.elements:
+                    if _names_a_shape(t_el.value):
+                        self.bind(t_el.value, PYTHON)
             self.note_built_here(target, inferred)
             if built and key is not None:
                 # ``model = Net(...)``: a module still on the host until moved or rebound (``bind``).
@@ -218,6 +222,13 @@ class Binding:
     def device_names_of(self, owner: str) -> list[str]:
         """Names bound to ``<owner>.device`` in the current function and not rebound since."""
         return [name for name, of in self._scopes[-1].device_owners.items() if of == owner]
+
+
+def _names_a_shape(target: cst.BaseExpression) -> bool:
+    """``x, hw_shape = self.patch_embed(x)``: one shape (a ``torch.Size`` or tuple of ints) among
+    what a call returns; ``spatial_shapes`` (plural) is often a tensor of them, and the parts of a
+    tensor unpacked (``num_shape, ... = metadata``) are tensors whatever their names."""
+    return isinstance(target, cst.Name) and target.value.lower().endswith("shape")
 
 
 def device_owner(expr: cst.BaseExpression) -> cst.BaseExpression | None:

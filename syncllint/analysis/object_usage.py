@@ -238,10 +238,22 @@ def _number_parameters(params: cst.Parameters) -> frozenset[str]:
 
 
 def _reads_to_host(expr: cst.BaseExpression) -> bool:
-    """``targets.cpu()``, ``out.detach().cpu().numpy()``, ``loss.item()``: a host read's result."""
+    """``targets.cpu()``, ``out.detach().cpu().numpy()``, ``loss.item()``: a host read's result; or
+    a tuple of them beside Python numbers (``(matched.cpu(), scores.cpu(), int(n))``)."""
+    if isinstance(expr, cst.Tuple):
+        parts = [el.value for el in expr.elements if isinstance(el, cst.Element)]
+        return len(parts) == len(expr.elements) and any(_reads_to_host(p) for p in parts) and all(
+            _reads_to_host(p) or _python_number(p) for p in parts
+        )
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value in api.HOST_RESULT_METHODS
         and not expr.args
+    )
+
+
+def _python_number(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) or (
+        isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "float", "bool", "len")
     )
