@@ -426,6 +426,18 @@ CORPORA = (
     # Added for uniform153: MMSegmentation (segmentors, decode heads, losses and metrics on
     # MMEngine), never tuned on; drawn beside uniform150.
     Corpus("mmsegmentation", "1.2.2"),
+    # Added for uniform154: MMPose (pose estimators, heads, codecs and keypoint metrics on
+    # MMEngine), never tuned on; drawn in session 25 after its first changes.
+    Corpus("mmpose", "1.3.2"),
+    # Added for uniform155: MMAction2 (video recognition and localization models, heads, metrics),
+    # never tuned on; drawn beside uniform154.
+    Corpus("mmaction2", "1.2.0"),
+    # Added for uniform156: pytorch-widedeep (wide and deep tabular, text and image models, their
+    # trainers, callbacks and losses), never tuned on; drawn beside uniform154.
+    Corpus("pytorch_widedeep", "1.7.0"),
+    # Added for uniform157: MMOCR (text detection, recognition and key information extraction on
+    # MMEngine), never tuned on; drawn beside uniform154.
+    Corpus("mmocr", "1.0.1"),
 )
 
 
