@@ -438,6 +438,18 @@ CORPORA = (
     # Added for uniform157: MMOCR (text detection, recognition and key information extraction on
     # MMEngine), never tuned on; drawn beside uniform154.
     Corpus("mmocr", "1.0.1"),
+    # Added for uniform158: GluonTS (probabilistic time-series models, distributions and
+    # Lightning modules in its torch half), never tuned on; drawn beside uniform154.
+    Corpus("gluonts", "0.17.0"),
+    # Added for uniform159: NNCF (compression: quantization, pruning and sparsity algorithms for
+    # torch models), never tuned on; drawn beside uniform154.
+    Corpus("nncf", "3.4.0"),
+    # Added for uniform160: CHGNet (a crystal graph neural network potential: graphs, trainer,
+    # MD), never tuned on; drawn beside uniform154.
+    Corpus("chgnet", "0.4.2"),
+    # Added for uniform161: d3rlpy (offline reinforcement learning algorithms, replay buffers and
+    # evaluators), never tuned on; drawn beside uniform154.
+    Corpus("d3rlpy", "2.8.1"),
 )
 
 
