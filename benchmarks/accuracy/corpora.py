@@ -450,6 +450,18 @@ CORPORA = (
     # Added for uniform161: d3rlpy (offline reinforcement learning algorithms, replay buffers and
     # evaluators), never tuned on; drawn beside uniform154.
     Corpus("d3rlpy", "2.8.1"),
+    # Added for uniform162: pykan (Kolmogorov-Arnold networks: spline layers, pruning, symbolic
+    # fitting), never tuned on; drawn beside uniform154.
+    Corpus("pykan", "0.2.8"),
+    # Added for uniform163: TorchMD-Net (equivariant neural network potentials, their datasets and
+    # Lightning module), never tuned on; drawn beside uniform154.
+    Corpus("torchmd_net", "2.4.10"),
+    # Added for uniform164: PyTorch Tabular (tabular models on Lightning, their heads, losses and
+    # tuner), never tuned on; drawn beside uniform154.
+    Corpus("pytorch_tabular", "1.2.0"),
+    # Added for uniform165: Torch-Pruning (dependency graphs and structured pruning of torch
+    # models), never tuned on; drawn beside uniform154.
+    Corpus("torch_pruning", "1.6.1"),
 )
 
 
