@@ -163,8 +163,12 @@ def test_cpu_backend_modules_downgrade_unknown_tensors() -> None:
         ("import torch\ndef f(ids: torch.cuda.LongTensor):\n    return ids.item()", [("SYNC101", Confidence.HIGH)]),
         # transformers: torch imported under a guard still makes the module a torch module.
         ("from x import is_torch_available\nif is_torch_available():\n    import torch\ndef f(t):\n    return t.item()", [("SYNC101", Confidence.MEDIUM)]),
-        # Module state built without device= moves with the module: not a host tensor.
-        ("import torch\nclass Q(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.x_max = torch.zeros(1)\n    def step(self):\n        return self.x_max.item()", [("SYNC101", Confidence.MEDIUM)]),
+        # A buffer built without device= moves with the module: not a host tensor.
+        ("import torch\nclass Q(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.register_buffer('x_max', torch.zeros(1))\n    def step(self):\n        return self.x_max.item()", [("SYNC101", Confidence.MEDIUM)]),
+        # A plain field does not (measured: still on the CPU after .cuda()), unless the class
+        # rebinds it to data of another place (an observer's running max).
+        ("import torch\nclass Q(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.x_max = torch.zeros(1)\n    def step(self):\n        return self.x_max.item()", []),
+        ("import torch\nclass Q(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.x_max = torch.zeros(1)\n    def forward(self, x):\n        self.x_max = torch.maximum(self.x_max, x.max())\n        return x\n    def step(self):\n        return self.x_max.item()", [("SYNC101", Confidence.MEDIUM)]),
         # ... unless it is pinned or says device="cpu".
         ("import torch\nclass R:\n    def __init__(self):\n        self.buf = torch.zeros(4, device='cpu')\n    def step(self):\n        return self.buf.item()", []),
         # An unknown .tolist() receiver is hidden by default (low).
