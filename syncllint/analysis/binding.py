@@ -195,7 +195,7 @@ class Binding:
             if built and inferred.place is Place.UNKNOWN and not inferred.layer:
                 # ``model = Net(...)`` after ``model = model.cpu()``: an object, whatever the name held.
                 inferred = LAYER
-            self.bind(target, module_state(self.imports, target, value, inferred, self.host_fields()))
+            self.bind(target, module_state(self.imports, target, value, inferred, self.host_fields))
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
                 for t_el in target.elements:
                     if _names_a_shape(t_el.value):

@@ -7,6 +7,7 @@ it lives when the module runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -37,12 +38,13 @@ def module_state(
     target: cst.BaseExpression,
     expr: cst.BaseExpression,
     value: Value,
-    host_fields: frozenset[str] = frozenset(),
+    host_fields: Callable[[], frozenset[str]] = frozenset,
 ) -> Value:
     """What ``target = expr`` binds when ``target`` is module state: ``self.w = torch.zeros(n)`` is a
     tensor of unknown place, ``self.proj = ColumnParallelLinear(...)`` a submodule (whose calls map
     tensors to tensors). ``host_fields``: fields the class only ever sets to new host tensors and
-    never registers (``ClassUsage.host_fields``), which stay on the host."""
+    never registers (``ClassUsage.host_fields``), which stay on the host; asked for only here, so
+    the class's scan runs only when a field is set from a host factory."""
     if value.place is Place.UNKNOWN and _is_self_attribute(target) and _builds_instance(expr):
         return LAYER
     if (
@@ -52,7 +54,7 @@ def module_state(
         and isinstance(expr, cst.Call)
         and imports.qualify(expr.func) in api.TORCH_FACTORIES
         and keyword(expr, "device") is None
-        and dotted_name(target) not in host_fields
+        and dotted_name(target) not in host_fields()
     ):
         return Value(Place.TENSOR, value.dtype, value.zero_dim, rank=value.rank)
     return value
