@@ -222,7 +222,7 @@ class BatchedWalker(cst.CSTVisitor):
             self._classes.append(_EnclosingClass(is_torch_module(node), self._host.class_is_host(node)))
             if exposes_device_memory(node):
                 self.inference.device_memory_classes.add(node.name.value)
-            self.inference.enter_class(ClassUsage(node))
+            self.inference.enter_class(ClassUsage(node, self.imports))
         elif isinstance(node, cst.With):
             self._enter_with(node)
         elif isinstance(node, (cst.For, cst.While)):

@@ -54,7 +54,7 @@ import torch
 from torch import nn
 
 class Blocks(nn.Module):
-    def __init__(self, blocks, drop_rate: float = 0.2, alpha=0.25):
+    def __init__(self, blocks, drop_rate: float, alpha=0.25):
         super().__init__()
         self.blocks = nn.ModuleList(blocks)
         self.keep_probs = torch.ones(len(self.blocks))

@@ -23,13 +23,15 @@ from functools import cached_property
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
+from syncllint.analysis.annotations import annotation_value
 from syncllint.analysis.arguments import named_parameters
 from syncllint.analysis.growing import starts_empty
-from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.imports import ImportMap, dotted_name
 from syncllint.analysis.tensor_methods import (
     SHARED_WITH_MODULES_AND_ARRAYS,
     TENSOR_METHODS,
 )
+from syncllint.analysis.values import PYTHON_SCALAR
 from syncllint.traversal import walk
 
 # Methods tensor-like containers share with dicts (TensorDict, DTensor, HF BatchEncoding): a call
@@ -70,13 +72,14 @@ class ClassUsage:
     """What a class's methods show of its ``self.`` fields."""
 
     node: cst.ClassDef
+    imports: ImportMap  # reads the annotations of number parameters (``drop_rate: float``)
 
     @cached_property
     def _methods(self) -> _Scan:
         scan = _Scan()
         for method in self.node.body.body:
             if isinstance(method, cst.FunctionDef):
-                scan.numbers = _number_parameters(method.params)
+                scan.numbers = _number_parameters(method.params, self.imports)
                 walk(method.body, scan)
         return scan
 
@@ -227,12 +230,12 @@ def _made_on_host(expr: cst.BaseExpression, numbers: frozenset[str]) -> bool:
     return True
 
 
-def _number_parameters(params: cst.Parameters) -> frozenset[str]:
-    """Parameters annotated ``int`` / ``float`` / ``bool`` or defaulting to a number."""
+def _number_parameters(params: cst.Parameters, imports: ImportMap) -> frozenset[str]:
+    """Parameters annotated as a Python number (``float``, ``Optional[int]``) or defaulting to one."""
     return frozenset(
         p.name.value
         for p in named_parameters(params)
-        if p.annotation is not None and dotted_name(p.annotation.annotation) in ("int", "float", "bool")
+        if p.annotation is not None and annotation_value(p.annotation.annotation, imports) == PYTHON_SCALAR
         or isinstance(p.default, (cst.Integer, cst.Float))
     )
 
