@@ -24,9 +24,10 @@ import libcst as cst
 
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.annotations import annotation_value
-from syncllint.analysis.arguments import named_parameters
+from syncllint.analysis.arguments import keyword, named_parameters
 from syncllint.analysis.growing import starts_empty
 from syncllint.analysis.imports import ImportMap, dotted_name
+from syncllint.analysis.module_state import DEVICE_MOVES
 from syncllint.analysis.tensor_methods import (
     SHARED_WITH_MODULES_AND_ARRAYS,
     TENSOR_METHODS,
@@ -44,9 +45,7 @@ _CONTAINER_METHODS = frozenset(
     """.split()
 )
 # Methods through which a class moves its own fields (a plain ``Module.to`` moves registered state only).
-_MOVING_METHODS = frozenset(("to", "cuda", "_apply", "to_device", "pin_memory", "xpu", "npu"))
-# Factories that copy the data they are given (a tensor stays on its device).
-_DATA_CONSTRUCTORS = frozenset(("tensor", "as_tensor", "asarray"))
+_MOVING_METHODS = DEVICE_MOVES | {"_apply", "to_device", "pin_memory"}
 _LITERAL_DATA = (cst.Integer, cst.Float, cst.List, cst.Tuple, cst.ListComp, cst.UnaryOperation)
 # Calls that ask what kind a name holds: the code expects more than one.
 _KIND_TESTS = frozenset(("isinstance", "hasattr", "getattr", "type", "callable", "is_tensor", "torch.is_tensor"))
@@ -76,7 +75,7 @@ class ClassUsage:
 
     @cached_property
     def _methods(self) -> _Scan:
-        scan = _Scan()
+        scan = _Scan(self.imports)
         for method in self.node.body.body:
             if isinstance(method, cst.FunctionDef):
                 scan.numbers = _number_parameters(method.params, self.imports)
@@ -116,8 +115,10 @@ def _scan(bodies: list[cst.BaseSuite]) -> _Scan:
 class _Scan(cst.CSTVisitor):
     """Method calls by receiver, kind tests, local bindings and field growth, in bodies (not nested defs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, imports: ImportMap | None = None) -> None:
+        """``imports``: a class's scan, which also reads which fields are made on the host."""
         super().__init__()
+        self._imports = imports
         self.called: set[str] = set()
         self.tested: set[str] = set()
         # Receivers of a method only tensors have (``self.value.clone()``): the kind is mixed.
@@ -204,7 +205,8 @@ class _Scan(cst.CSTVisitor):
             self._bind(target.value)
         else:
             field = dotted_name(target)
-            if field is not None and _is_field(field) and value is not None and _made_on_host(value, self.numbers):
+            made_on_host = self._imports is not None and value is not None and _made_on_host(value, self.numbers, self._imports)
+            if field is not None and _is_field(field) and made_on_host:
                 self.host_made.add(field)
             elif field is not None and _is_field(field) and not (value is not None and starts_empty(value)):
                 self.set_otherwise.add(field)
@@ -214,17 +216,17 @@ def _is_field(name: str) -> bool:
     return name.startswith("self.") and name.count(".") == 1
 
 
-def _made_on_host(expr: cst.BaseExpression, numbers: frozenset[str]) -> bool:
+def _made_on_host(expr: cst.BaseExpression, numbers: frozenset[str], imports: ImportMap) -> bool:
     """``torch.zeros(n)``, ``torch.tensor([0.5, 0.5])`` without ``device=``: a new host tensor (under
     a default device the walk's own inference already places it there). ``torch.tensor(x)`` of a
     name may copy a device tensor where it is, so only literal data and number parameters
     (``drop_rate: float = 0.2``) count."""
-    if not isinstance(expr, cst.Call) or any(a.keyword is not None and a.keyword.value == "device" for a in expr.args):
+    if not isinstance(expr, cst.Call) or keyword(expr, "device") is not None:
         return False
-    name = dotted_name(expr.func) or ""
+    name = imports.qualify(expr.func)
     if name not in api.TORCH_FACTORIES:
         return False
-    if name.rsplit(".", 1)[-1] in _DATA_CONSTRUCTORS or name in api.LEGACY_CONSTRUCTORS:
+    if name in api.HOST_DATA_CONSTRUCTORS or name in api.LEGACY_CONSTRUCTORS:
         first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
         return isinstance(first, _LITERAL_DATA) or isinstance(first, cst.Name) and first.value in numbers
     return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import keyword, positional
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import (
@@ -16,8 +17,6 @@ from syncllint.checks.base import (
 )
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.fixbuild import Imports, staged_factory, staged_new_tensor
-
-_CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
 
 class TensorFromHostData(Rule):
@@ -39,7 +38,7 @@ class TensorFromHostData(Rule):
             self._check_new_tensor(node, node.func, ctx)
             return
         qualified = ctx.qualify(node.func)
-        if qualified not in _CONSTRUCTORS:
+        if qualified not in api.HOST_DATA_CONSTRUCTORS:
             return
         device = keyword(node, "device")
         if device is None:

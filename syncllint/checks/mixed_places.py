@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
 from syncllint.analysis.arguments import is_string_literal, keyword, positional
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name
 from syncllint.diagnostics import Confidence
 from syncllint.prefilter import DEVICE_TENSOR_EVIDENCE
-
-_CONSTRUCTORS = ("torch.tensor", "torch.as_tensor", "torch.asarray")
 
 
 def _device_confidence(value: Value) -> Confidence | None:
@@ -74,7 +73,7 @@ class DeviceDataIntoHostTensor(Rule):
         if not isinstance(node, cst.Call):
             return
         qualified = ctx.qualify(node.func)
-        if qualified in _CONSTRUCTORS:
+        if qualified in api.HOST_DATA_CONSTRUCTORS:
             self._check_constructor(node, ctx)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy_":
             self._check_copy(node, node.func, ctx)
