@@ -462,6 +462,18 @@ CORPORA = (
     # Added for uniform165: Torch-Pruning (dependency graphs and structured pruning of torch
     # models), never tuned on; drawn beside uniform154.
     Corpus("torch_pruning", "1.6.1"),
+    # Added for uniform166: BasicSR (image restoration: SR/denoise models, losses, metrics and
+    # their training loop; a source archive), never tuned on; drawn at the start of session 26.
+    Corpus("basicsr", "1.4.2", sdist=True),
+    # Added for uniform167: Asteroid (audio source separation: masking networks, PIT losses,
+    # filterbanks), never tuned on; drawn beside uniform166.
+    Corpus("asteroid", "0.7.0"),
+    # Added for uniform168: mergekit (model merging: tensor-wise merge methods, lazy loaders,
+    # MoE assembly), never tuned on; drawn beside uniform166.
+    Corpus("mergekit", "0.1.5"),
+    # Added for uniform169: SAM 2 (segment anything in images and videos: memory attention,
+    # predictors, automatic mask generation; a source archive), never tuned on; drawn beside uniform166.
+    Corpus("sam2", "1.1.0", sdist=True),
 )
 
 
