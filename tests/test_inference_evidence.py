@@ -931,3 +931,37 @@ def test_a_field_grown_by_tuples_of_host_reads_holds_host_tensors() -> None:
         "        return matched.sum().item()\n"
     )
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC103", 7)]
+
+
+LOADER_LOOPS = """\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+def train(model, train_loader, device):
+    for batch in train_loader:
+        x = batch["x"].to(device)
+        z = batch.labels.to(device)
+        w = batch["w"].to(device, non_blocking=True)
+        print(model(x).item(), batch["n"].item())
+
+def evaluate(model, dataset, val_dataloader):
+    for i, (x, y) in enumerate(tqdm(val_dataloader)):
+        x, y = x.cuda(), y.to("cuda")
+    for x in DataLoader(dataset, batch_size=4):
+        x = x.to("cuda")
+
+def not_batches(weight_loader, loaders, device):
+    for w in weight_loader:
+        w = w.to(device)
+    for loader in loaders:
+        loader = loader.to(device)
+"""
+
+
+def test_batches_of_a_data_loader_are_uploaded_by_the_loops_own_moves() -> None:
+    moves = [(d.start.row, d.confidence, d.fix) for d in lint(LOADER_LOOPS) if d.code == "SYNC202"]
+    # medium at most and no fix: a loader prepared by Accelerate yields device batches
+    assert moves == [(r, Confidence.MEDIUM, None) for r in (7, 8, 14, 14, 16)]
+    # reads of a batch stay as unsure as before: device-held or not, nothing here shows
+    assert [row for row, _ in found(LOADER_LOOPS, "SYNC101")] == [10, 10]

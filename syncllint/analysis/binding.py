@@ -115,7 +115,7 @@ class Binding:
                     built.pop(key, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             # ``a, b = x.max(dim=0)`` / ``a, b = t1, t2``: elements of a tuple of tensors.
-            element = value if value.is_tensor else UNKNOWN
+            element = value if value.is_tensor or value.collated else UNKNOWN
             for el in target.elements:
                 # ``h, *rest = x.split(n)``: a starred target always gets a list.
                 starred = isinstance(el, cst.StarredElement)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from syncllint.analysis.arguments import string_key
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.values import (
+    HOST_BATCH,
     PYTHON,
     PYTHON_SCALAR,
     TENSOR,
@@ -38,7 +41,8 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
                 bind_loop_target(inference, target.elements[1].value, counted)
                 return
             element = inference.infer(counted) if counted is not None else PYTHON
-            inference.bind(target.elements[1].value, _element_of(element), rebinding=False)
+            element = HOST_BATCH if counted is not None and _iterates_a_data_loader(inference, counted) else _element_of(element)
+            inference.bind(target.elements[1].value, element, rebinding=False)
             return
         inference.bind(target, PYTHON_SCALAR)
         return
@@ -55,7 +59,7 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         for item, arg in zip(target.elements, zipped):
             inference.bind(item.value, _element_of(inference.infer(arg.value)), rebinding=False)
         return
-    element = _element_of(value)
+    element = HOST_BATCH if _iterates_a_data_loader(inference, iterable) else _element_of(value)
     if element.place is Place.UNKNOWN:
         element = _host_named_element(inference, iterable) or (
             TENSOR if _lists_group_parameters(iterable) else element
@@ -77,6 +81,35 @@ def _host_named_element(inference: DeviceInference, iterable: cst.BaseExpression
             return None
         container = iterable.func.value
     return inference.host_named_item(container, inference.infer(container))
+
+
+# ``train_loader``, ``self.val_dataloader``, ``data_loader``: one loader (not ``loaders``); the
+# loaders of weights, models or checkpoints yield no batches.
+_DATA_LOADER_NAME = re.compile(r"(?:^|_)(?:data_?)?loader$")
+_NOT_DATA_LOADERS = ("weight", "model", "checkpoint", "ckpt", "state", "param", "offload", "shard", "file")
+# Wrappers that iterate the loader they are given: progress bars and ``iter``.
+_ITERATING_WRAPPERS = frozenset(("tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "iter"))
+
+
+def _iterates_a_data_loader(inference: DeviceInference, iterable: cst.BaseExpression) -> bool:
+    """``for x, y in train_loader`` / ``enumerate(tqdm(dataloader))`` / ``DataLoader(ds, ...)``:
+    a DataLoader collates its batches in host memory (pinned at best); the loop's own
+    ``.to(device)`` is what puts them on the GPU."""
+    while isinstance(iterable, cst.Call) and iterable.args and not iterable.args[0].star:
+        qualified = inference.imports.qualify(iterable.func) or ""
+        if qualified.endswith("DataLoader"):
+            return True
+        if qualified not in _ITERATING_WRAPPERS:
+            break
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Call) and not iterable.args:
+        iterable = iterable.func  # ``self.train_dataloader()``: the loader a Lightning module builds
+    name = iterable.attr.value if isinstance(iterable, cst.Attribute) else getattr(iterable, "value", None)
+    return (
+        isinstance(name, str)
+        and _DATA_LOADER_NAME.search(name.lower()) is not None
+        and not any(word in name.lower() for word in _NOT_DATA_LOADERS)
+    )
 
 
 def _lists_group_parameters(iterable: cst.BaseExpression) -> bool:

@@ -61,6 +61,10 @@ class Value:
     host_record: bool = False
     # A flag whose value the project shows (a ``True`` / ``False`` default no call overrides).
     truth: bool | None = None
+    # A DataLoader's batch or an item of one: collated on the host, so the code's own
+    # ``.to(device)`` of it is an upload; reads stay as unsure as before (a loader prepared by
+    # Accelerate or a prefetcher yields device batches, and nothing here shows which).
+    collated: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -95,6 +99,8 @@ HOST_RECORD = Value(Place.PYTHON, host_record=True)
 # What a Hugging Face tokenizer or processor returns with ``return_tensors="pt"``: a tensor, or a
 # ``BatchEncoding`` of them, in host memory until the code moves it.
 HF_TENSORS = Value(Place.HOST_TENSOR, host_record=True)
+# A batch a DataLoader yields: a tensor, or a tuple, dict or record of them.
+HOST_BATCH = Value(Place.UNKNOWN, collated=True)
 # A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
 NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 # A parameter every call leaves None (the project shows it): no data, and as a device the default one.

@@ -123,7 +123,9 @@ class BlockingCopyToDevice(Rule):
         else:
             confidence = Confidence.HIGH
         source = ctx.inference.infer(func.value)
-        if source.place is not Place.HOST_TENSOR:
+        if source.collated:
+            confidence = min(confidence, Confidence.MEDIUM)  # a loader's batch: host by how loaders work
+        elif source.place is not Place.HOST_TENSOR:
             if is_fresh_module(func.value, ctx.inference):
                 # A CamelCase constructor is a torch module only where the module works with torch.
                 sure = Confidence.MEDIUM if ctx.module_imports_torch else Confidence.LOW
@@ -140,14 +142,18 @@ class BlockingCopyToDevice(Rule):
             return  # ``torch.Tensor([]).to(device)``: nothing to copy (measured on an H200: no wait)
         fresh = is_fresh_tensor_call(func.value)
         replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)
+        what = "a DataLoader's batch (collated on the host)" if source.collated else "a host tensor"
         ctx.report(
             self,
             node,
-            f"`.{method_name}(...)` of a host tensor is a blocking copy from pageable memory: the host waits for "
-            "the GPU; copy from pinned memory with `non_blocking=True`",
+            f"`.{method_name}(...)` of {what} is a blocking copy from pageable memory: the host waits for "
+            "the GPU; copy from pinned memory with `non_blocking=True`"
+            + (" (`DataLoader(..., pin_memory=True)`)" if source.collated else ""),
             confidence,
             # A device we cannot see may be the CPU at run time, where pin_memory() raises without an accelerator.
-            fix=FixProposal(node, replacement, _applicability(fresh and confidence is Confidence.HIGH), _MESSAGE),
+            # A batch may come from a loader that already moved it, where pin_memory() would raise.
+            fix=None if source.collated else FixProposal(
+                node, replacement, _applicability(fresh and confidence is Confidence.HIGH), _MESSAGE),
         )
 
     def _check_copy_into(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
