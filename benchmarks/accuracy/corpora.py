@@ -474,6 +474,18 @@ CORPORA = (
     # Added for uniform169: SAM 2 (segment anything in images and videos: memory attention,
     # predictors, automatic mask generation; a source archive), never tuned on; drawn beside uniform166.
     Corpus("sam2", "1.1.0", sdist=True),
+    # Added for uniform170: PyTorch-Ignite (training engines, handlers, metrics and distributed
+    # helpers), never tuned on; drawn in session 26 after its first change.
+    Corpus("pytorch_ignite", "0.5.5"),
+    # Added for uniform171: NequIP (E(3)-equivariant interatomic potentials: models, data
+    # pipelines, Lightning training), never tuned on; drawn beside uniform170.
+    Corpus("nequip", "0.19.1"),
+    # Added for uniform172: stable-audio-tools (audio diffusion and autoencoder models, their
+    # training wrappers and inference), never tuned on; drawn beside uniform170.
+    Corpus("stable_audio_tools", "0.0.19"),
+    # Added for uniform173: Uni2TS (Moirai time-series foundation models: modules, losses,
+    # data transforms), never tuned on; drawn beside uniform170.
+    Corpus("uni2ts", "2.0.0"),
 )
 
 
