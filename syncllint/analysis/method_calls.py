@@ -56,6 +56,13 @@ class MethodInference:
         def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value: ...
 
     def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
+        result = self._infer_method_result(func, call)
+        if func.attr.value in api.SAME_PLACE_METHODS and not result.collated and self.infer(func.value).collated:
+            # ``chosen_ids.squeeze(1)`` of a loader's batch: still the collated host data.
+            return replace(result, collated=True)
+        return result
+
+    def _infer_method_result(self, func: cst.Attribute, call: cst.Call) -> Value:
         layer_result = self.layer_call(call)
         if layer_result is not None:
             return layer_result
