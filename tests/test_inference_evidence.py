@@ -360,6 +360,8 @@ def test_a_local_alias_of_a_submodule_is_called_like_it() -> None:
         ("def f(w: np.ndarray, device: str = 'cpu'):\n    return torch.from_numpy(w).to(device)\n", "SYNC202"),
         ("def f(m):\n    if isinstance(m, np.generic):\n        return m.item()\n", "SYNC101"),
         ("def f(x):\n    if isinstance(x, (list, tuple)):\n        return x[0] if x else None\n", "SYNC502"),
+        # a path or a string, never a tensor (pytorch-ignite's ``_encode_str``)
+        ("from pathlib import Path\ndef f(t: torch.Tensor):\n    if isinstance(t, (str, Path)):\n        return str(t)\n", "SYNC503"),
     ],
 )
 def test_dtypes_meta_cpu_defaults_and_isinstance_say_no_copy(source: str, code: str) -> None:

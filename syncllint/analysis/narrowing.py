@@ -31,6 +31,13 @@ Facts = tuple[tuple[cst.BaseExpression, Place | DeviceLiteral], ...]
 # there is the host.)
 _RARE_ACCELERATOR = "mps"
 _TENSOR_TYPES = frozenset(("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
+# Types no tensor is an instance of: ``isinstance(x, (str, Path))`` holds only for a Python value
+# (a tensor is no ``numbers.Number``: torch does not register it).
+_PYTHON_KINDS = frozenset((
+    "list", "tuple", "dict", "str", "int", "float", "bool", "bytes", "set", "frozenset", "complex",
+    "bytearray", "range", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "os.PathLike",
+    "numbers.Number", "numbers.Real", "numbers.Integral",
+))
 
 
 @dataclass(frozen=True)
@@ -186,7 +193,7 @@ class Narrowing:
         qualified = self._inference.imports.qualify(kind) or ""
         if qualified.startswith("numpy."):
             return Place.NUMPY
-        if qualified in ("list", "tuple", "dict", "str", "int", "float", "bool", "bytes", "set"):
+        if qualified in _PYTHON_KINDS:
             return Place.PYTHON
         return None
 
