@@ -165,11 +165,12 @@ def check(
     diagnostics = [d for result in results for d in result.diagnostics]
     out = sys.stdout
     color = output_format in ("concise", "full", "grouped") and out.isatty()
+    failed = [r for r in results if r.internal_error]
     if statistics:
         render_statistics(diagnostics, out, as_json=output_format == "json")
     else:
-        render(diagnostics, output_format, out, color=color, sources=sources, quiet=quiet)
-    failed = [r for r in results if r.internal_error]
+        # "All checks passed!" would be untrue of a file the linter could not check.
+        render(diagnostics, output_format, out, color=color, sources=sources, quiet=quiet or bool(failed) and not diagnostics)
     for result in failed:
         click.echo(f"syncllint: internal error: {result.filename}: {result.internal_error}", err=True)
     if failed:

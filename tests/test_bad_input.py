@@ -272,6 +272,10 @@ def test_a_bug_in_a_rule_is_an_internal_error_for_that_file_only(tmp_path: Path,
     assert "a.py:2:5: SYNC101" in result.stdout
     assert "internal error:" in result.stderr and "boom.py: KeyError" in result.stderr
 
+    (tmp_path / "a.py").unlink()
+    alone = CliRunner().invoke(cli, ["check", str(tmp_path), "--isolated", "-j", "1"])
+    assert alone.exit_code == 2 and "All checks passed" not in alone.stdout
+
 
 @pytest.mark.skipif(
     __import__("multiprocessing").get_start_method() != "fork", reason="the crash is planted through fork inheritance"
