@@ -14,8 +14,8 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.module_state import holds_a_built_module
 from syncllint.analysis.values import (
-    HOST_BATCH,
     HOST_TENSOR,
+    LOADER_BATCH,
     NUMPY,
     PYTHON,
     PYTHON_SCALAR,
@@ -100,7 +100,7 @@ class AccessInference:
             # ``item.tgt_size`` of an sglang ``MultimodalDataItem``; ``tokenizer(...).input_ids``
             return HOST_TENSOR
         if isinstance(node.value, cst.Name) and (self.lookup(node.value.value) or UNKNOWN).collated:
-            return HOST_BATCH  # ``batch.input_ids`` of a loader's batch
+            return LOADER_BATCH  # ``batch.input_ids`` of a loader's batch
         named = self._suffix_value(attr, attribute=True)
         if named is not None:
             return named
@@ -137,7 +137,7 @@ class AccessInference:
             # mirror) is no more surely a tensor than its container.
             rank = self._rank_after_index(owner.rank, node)
             return Value(owner.place, owner.dtype, rank=rank, assumed=owner.assumed)
-        return self.host_named_item(base, owner) or (HOST_BATCH if owner.collated else UNKNOWN)
+        return self.host_named_item(base, owner) or (LOADER_BATCH if owner.collated else UNKNOWN)
 
     def host_named_item(self, container: cst.BaseExpression, owner: Value) -> Value | None:
         """An item of a Python container the code names as host data (``host_data["count"]``,

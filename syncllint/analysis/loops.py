@@ -9,7 +9,7 @@ import libcst as cst
 from syncllint.analysis.arguments import string_key
 from syncllint.analysis.devices import DeviceInference
 from syncllint.analysis.values import (
-    HOST_BATCH,
+    LOADER_BATCH,
     PYTHON,
     PYTHON_SCALAR,
     TENSOR,
@@ -41,8 +41,7 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
                 bind_loop_target(inference, target.elements[1].value, counted)
                 return
             element = inference.infer(counted) if counted is not None else PYTHON
-            element = HOST_BATCH if counted is not None and _iterates_a_data_loader(inference, counted) else _element_of(element)
-            inference.bind(target.elements[1].value, element, rebinding=False)
+            inference.bind(target.elements[1].value, _element_of(element), rebinding=False)
             return
         inference.bind(target, PYTHON_SCALAR)
         return
@@ -59,7 +58,7 @@ def bind_loop_target(inference: DeviceInference, target: cst.BaseExpression, ite
         for item, arg in zip(target.elements, zipped):
             inference.bind(item.value, _element_of(inference.infer(arg.value)), rebinding=False)
         return
-    element = HOST_BATCH if _iterates_a_data_loader(inference, iterable) else _element_of(value)
+    element = LOADER_BATCH if _iterates_a_data_loader(inference, iterable) else _element_of(value)
     if element.place is Place.UNKNOWN:
         element = _host_named_element(inference, iterable) or (
             TENSOR if _lists_group_parameters(iterable) else element

@@ -56,13 +56,6 @@ class MethodInference:
         def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value: ...
 
     def _infer_method(self, func: cst.Attribute, call: cst.Call) -> Value:
-        result = self._infer_method_result(func, call)
-        if func.attr.value in api.SAME_PLACE_METHODS and not result.collated and self.infer(func.value).collated:
-            # ``chosen_ids.squeeze(1)`` of a loader's batch: still the collated host data.
-            return replace(result, collated=True)
-        return result
-
-    def _infer_method_result(self, func: cst.Attribute, call: cst.Call) -> Value:
         layer_result = self.layer_call(call)
         if layer_result is not None:
             return layer_result
@@ -71,7 +64,16 @@ class MethodInference:
             return HOST_TENSOR  # ``kwargs.pop("image_sizes")`` of a field kept on the host
         if method in ("get_state", "get_rng_state"):
             return HOST_TENSOR  # ``Generator.get_state()``, ``get_rng_state()``: CPU ByteTensors
+        # The receiver is inferred once: a chain ``x.float().sum().mean()`` would otherwise be
+        # walked again at every link.
         owner = self.infer(func.value)
+        result = self._method_on(owner, method, func, call)
+        if owner.collated and method in api.SAME_PLACE_METHODS:
+            # ``chosen_ids.squeeze(1)`` of a loader's batch: still the collated host data.
+            return replace(result, collated=True)
+        return result
+
+    def _method_on(self, owner: Value, method: str, func: cst.Attribute, call: cst.Call) -> Value:
         if method in ("items", "values", "get", "pop", "get_tensor") and owner.place is Place.HOST_TENSOR:
             return HOST_TENSOR  # what ``torch.load(p, map_location="cpu")`` holds is on the host
         if method in ("get", "pop") and (held := self.host_named_item(func.value, owner)) is not None:

@@ -100,7 +100,7 @@ HOST_RECORD = Value(Place.PYTHON, host_record=True)
 # ``BatchEncoding`` of them, in host memory until the code moves it.
 HF_TENSORS = Value(Place.HOST_TENSOR, host_record=True)
 # A batch a DataLoader yields: a tensor, or a tuple, dict or record of them.
-HOST_BATCH = Value(Place.UNKNOWN, collated=True)
+LOADER_BATCH = Value(Place.UNKNOWN, collated=True)
 # A parameter defaulting to None (``device=None``, ``mask=None``): None by default, whatever callers pass.
 NONE_BY_DEFAULT = Value(Place.UNKNOWN, assumed=True)
 # A parameter every call leaves None (the project shows it): no data, and as a device the default one.

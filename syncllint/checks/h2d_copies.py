@@ -142,13 +142,15 @@ class BlockingCopyToDevice(Rule):
             return  # ``torch.Tensor([]).to(device)``: nothing to copy (measured on an H200: no wait)
         fresh = is_fresh_tensor_call(func.value)
         replacement = pinned_async_copy(func.value, node, already_pinned=source.pinned)
-        what = "a DataLoader's batch (collated on the host)" if source.collated else "a host tensor"
+        what, pinning = (
+            ("a DataLoader's batch (collated on the host)", " (`DataLoader(..., pin_memory=True)`)")
+            if source.collated else ("a host tensor", "")
+        )
         ctx.report(
             self,
             node,
             f"`.{method_name}(...)` of {what} is a blocking copy from pageable memory: the host waits for "
-            "the GPU; copy from pinned memory with `non_blocking=True`"
-            + (" (`DataLoader(..., pin_memory=True)`)" if source.collated else ""),
+            f"the GPU; copy from pinned memory with `non_blocking=True`{pinning}",
             confidence,
             # A device we cannot see may be the CPU at run time, where pin_memory() raises without an accelerator.
             # A batch may come from a loader that already moved it, where pin_memory() would raise.
