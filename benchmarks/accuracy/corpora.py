@@ -486,6 +486,18 @@ CORPORA = (
     # Added for uniform173: Uni2TS (Moirai time-series foundation models: modules, losses,
     # data transforms), never tuned on; drawn beside uniform170.
     Corpus("uni2ts", "2.0.0"),
+    # Added for uniform174: Avalanche (continual-learning strategies, benchmarks, replay buffers,
+    # evaluation plugins), never tuned on; drawn from session 27's start commit.
+    Corpus("avalanche_lib", "0.6.0"),
+    # Added for uniform175: rl_games (PPO/SAC agents, vectorised environments, players), never
+    # tuned on; drawn beside uniform174.
+    Corpus("rl_games", "1.6.5"),
+    # Added for uniform176: TimesFM (Google's time-series foundation model: torch and flax
+    # backends, forecasting wrappers), never tuned on; drawn beside uniform174.
+    Corpus("timesfm", "3.0.2"),
+    # Added for uniform177: TorchQuantum (quantum-circuit simulation on tensors: gates, devices,
+    # encoders, measurements), never tuned on; drawn beside uniform174.
+    Corpus("torchquantum", "0.1.8"),
 )
 
 
