@@ -396,6 +396,37 @@ def test_a_class_named_for_a_dataset_is_host_code_too() -> None:
     ]
 
 
+DATASET_HELPERS = """\
+import torch
+from torch.utils.data import Dataset
+
+def is_silence(audio: torch.Tensor) -> bool:
+    return audio.abs().max().item() < 1e-3
+
+def loudest(audio: torch.Tensor) -> float:
+    return audio.abs().max().item()
+
+class Clips(Dataset):
+    def __getitem__(self, idx):
+        audio = self.load(idx)
+        return None if is_silence(audio) else audio
+
+class Meter:
+    def read(self, key):
+        return loudest(self.buffers[key])
+"""
+
+
+def test_module_functions_a_datasets_sample_hook_calls_are_host_code() -> None:
+    # ``is_silence`` runs in a DataLoader worker on the sample; ``loudest`` is called by a
+    # plain class's method and keeps its finding.
+    assert shown(DATASET_HELPERS) == [("SYNC101", 8)]
+    # Methods are told apart by name only: a ``__getitem__`` another class also defines is no
+    # dataset's for sure, so what it calls keeps its findings.
+    shared = DATASET_HELPERS.replace("def read(self, key):", "def __getitem__(self, key):")
+    assert shown(shared) == [("SYNC101", 5), ("SYNC101", 8)]
+
+
 XLA_STRATEGY = """\
 import torch
 

@@ -42,6 +42,8 @@ _PIPELINE_HOST_STEPS = frozenset(("preprocess", "postprocess"))
 # collected to the CPU before ``compute_metrics``; a Hugging Face ``Trainer`` hands its
 # ``compute_metrics`` numpy arrays.
 _FRAMEWORK_HOST_HOOKS = frozenset(("compute_metrics",))
+# What a DataLoader worker calls on a dataset to get samples.
+_SAMPLE_HOOKS = frozenset(("__getitem__", "__getitems__", "__iter__", "__next__"))
 
 
 @dataclass(frozen=True)
@@ -130,13 +132,22 @@ def _matching(index: ModuleIndex, patterns: Iterable[str]) -> set[str]:
 
 
 def _host_class_methods(index: ModuleIndex) -> set[str]:
-    """Methods of input processors that no other class of the module has (functions are told
-    apart by name only: ``__init__`` would be every class's)."""
+    """Methods of input processors and datasets that no other class of the module has (functions
+    are told apart by name only: ``__init__`` would be every class's).
+
+    A dataset's sample hooks (``__getitem__``) count too: DataLoader workers run them, and the
+    module functions they call (``is_silence(audio)``), on the host.
+    """
     host: set[str] = set()
     other: set[str] = set()
     for cls, names in index.methods.items():
-        (host if _is_host_class(cls) else other).update(names)
-    return {name for name in host - other if not name.startswith("__")}
+        if cls in index.dataset_classes:
+            host.update(name for name in names if not name.startswith("__") or name in _SAMPLE_HOOKS)
+        else:
+            (host if _is_host_class(cls) else other).update(
+                name for name in names if not name.startswith("__") or not _is_host_class(cls)
+            )
+    return host - other
 
 
 def _is_host_class(name: str) -> bool:

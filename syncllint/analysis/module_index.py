@@ -16,7 +16,7 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import device_owner
-from syncllint.analysis.function_kinds import is_kernel, is_torch_module, kernel_body
+from syncllint.analysis.function_kinds import is_dataset, is_kernel, is_torch_module, kernel_body
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
@@ -42,6 +42,7 @@ class ModuleIndex(cst.CSTVisitor):
         self.kernel_bodies: set[str] = set()
         self.showing_device: set[str] = set()  # functions whose text shows an accelerator
         self.methods: dict[str, set[str]] = {}  # class name -> the names of its methods
+        self.dataset_classes: set[str] = set()  # ``Dataset`` classes (``is_dataset``) by name
         self._class_names: list[str] = []
         self._class_is_module: list[bool] = []
         # What the ``__init__`` of a class that is no ``nn.Module`` calls: such an object is built
@@ -84,6 +85,8 @@ class ModuleIndex(cst.CSTVisitor):
             self._classes += 1
             self._class_names.append(node.name.value)
             self._class_is_module.append(is_torch_module(node))
+            if is_dataset(node):
+                self.dataset_classes.add(node.name.value)
         elif isinstance(node, cst.With) and self._allowed and with_allows(node, self._imports, self._allowed):
             self._allowing.add(id(node.body))
         elif id(node) in self._allowing:
