@@ -149,7 +149,7 @@ def run(request: FixRequest, job: Job) -> int:
     if request.show_fixes and total_fixed:
         _show_fixes(fixed, report_out)
     if not request.fix_only:
-        _report(remaining, total_fixed, job, report_out)
+        _report(remaining, total_fixed, job, report_out, failed=bool(errors))
     elif not job.quiet:
         report_out.write(f"Fixed {total_fixed} finding{'s' if total_fixed != 1 else ''}.\n")
     if errors:
@@ -216,7 +216,8 @@ def _show_fixes(fixed: Counter[tuple[str, str]], out: TextIO) -> None:
                 out.write(f"    {n} × {code} ({rule.name if rule else code})\n")
 
 
-def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO) -> None:
+def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO, failed: bool = False) -> None:
+    """``failed``: a file ended in an internal error, so "All checks passed!" would be untrue."""
     from syncllint.report import render, render_statistics
 
     if job.statistics:
@@ -233,7 +234,8 @@ def _report(remaining: list[Diagnostic], total_fixed: int, job: Job, out: TextIO
     if n == 0 and total_fixed:
         out.write(f"Found {total_fixed} finding{'s' if total_fixed != 1 else ''} ({total_fixed} fixed, 0 remaining).\n")
     elif n == 0:
-        out.write("All checks passed!\n")
+        if not failed:
+            out.write("All checks passed!\n")
     else:
         head = f"Found {n + total_fixed} finding{'s' if n + total_fixed != 1 else ''}"
         out.write(f"{head} ({total_fixed} fixed, {n} remaining).\n" if total_fixed else f"{head}.\n")

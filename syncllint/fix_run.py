@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -70,6 +71,14 @@ def _process_notebook(text: str, filename: str, settings: Settings, options: Fix
 
 
 def process_path(path: str, settings: Settings, options: FixOptions, linked: LinkedFacts = NO_LINKED_FACTS) -> FixOutcome:
+    """One file's outcome; a bug in syncllint is this file's error (nothing written), as in a check."""
+    try:
+        return _process_path(path, settings, options, linked)
+    except Exception as err:  # noqa: BLE001 - one broken file must not stop the run or print a traceback
+        return FixOutcome("", "", error=f"{path}: {type(err).__name__}: {err}")
+
+
+def _process_path(path: str, settings: Settings, options: FixOptions, linked: LinkedFacts) -> FixOutcome:
     if path.endswith(NOTEBOOK_SUFFIX):
         return _process_notebook_path(path, settings, options)
     try:
@@ -128,9 +137,41 @@ def process_paths(
     else:
         chunks = [paths[i : i + 8] for i in range(0, len(paths), 8)]
         tasks = [(c, settings, options, {p: linked[p] for p in c if p in linked}) for c in chunks]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = [r for part in pool.map(_chunk, tasks) for r in part]
+        try:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                results = [r for part in pool.map(_chunk, tasks) for r in part]
+        except BrokenProcessPool:
+            results = _after_a_crash(tasks)
     return sorted(results, key=lambda r: r[0])
+
+
+def _after_a_crash(
+    tasks: list[tuple[list[str], Settings, FixOptions, dict[str, LinkedFacts]]],
+) -> list[tuple[str, FixOutcome]]:
+    """A worker died (a native crash): run each chunk again in a pool of its own, and a chunk that
+    crashes again one file at a time, so only the file that kills its worker is lost. Files fixed
+    before the crash were written whole (atomically); fixing them again changes nothing."""
+    results: list[tuple[str, FixOutcome]] = []
+    for paths, settings, options, linked in tasks:
+        whole = _in_own_worker(paths, settings, options, linked)
+        if whole is not None:
+            results.extend(whole)
+            continue
+        for path in paths:
+            alone = _in_own_worker([path], settings, options, linked)
+            results.extend(alone or [(path, FixOutcome("", "", error=f"{path}: the worker process died"))])
+    return results
+
+
+def _in_own_worker(
+    paths: list[str], settings: Settings, options: FixOptions, linked: dict[str, LinkedFacts]
+) -> list[tuple[str, FixOutcome]] | None:
+    """The chunk's outcomes, or None if its worker died."""
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(_chunk, (paths, settings, options, linked)).result()
+    except BrokenProcessPool:
+        return None
 
 
 def remaining_of(results: list[tuple[str, FixOutcome]]) -> list[Diagnostic]:

@@ -298,3 +298,48 @@ def test_a_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch: pyt
     results = lint_files(sorted(tmp_path.iterdir()), SETTINGS, jobs=2)
     assert [Path(r.filename).name for r in results if r.internal_error] == ["m05.py"]
     assert sum(1 for r in results if [d.code for d in r.diagnostics] == ["SYNC101"]) == 19
+
+
+def test_a_fix_run_that_ends_in_an_internal_error_does_not_say_all_checks_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from syncllint import fixer
+
+    (tmp_path / "boom.py").write_text(SYNC)
+
+    def broken(source: str, filename: str, settings: Settings, **options):  # type: ignore[no-untyped-def]
+        raise KeyError("a rule bug")
+
+    monkeypatch.setattr(fixer, "lint_source", broken)  # what the fix loop lints with
+    result = CliRunner().invoke(cli, ["check", str(tmp_path), "--fix", "--isolated", "-j", "1"])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 2
+    assert "internal error:" in result.stderr and "KeyError" in result.stderr
+    assert "All checks passed" not in result.stdout
+    assert (tmp_path / "boom.py").read_text() == SYNC
+
+
+@pytest.mark.skipif(
+    __import__("multiprocessing").get_start_method() != "fork", reason="the crash is planted through fork inheritance"
+)
+def test_a_fix_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from syncllint import fix_run
+
+    upload = 'import torch\n\ndef f(ids):\n    return torch.tensor([1, 2], device="cuda")\n'
+    for i in range(20):
+        (tmp_path / f"m{i:02}.py").write_text(upload)
+    (tmp_path / "m05.py").write_text("CRASH = 1\n")
+    real = fix_run._process_path
+
+    def crashing(path: str, *rest: object):  # type: ignore[no-untyped-def]
+        if Path(path).read_text() == "CRASH = 1\n":
+            os._exit(139)
+        return real(path, *rest)
+
+    monkeypatch.setattr(fix_run, "_process_path", crashing)  # inherited by the forked workers
+    paths = [str(p) for p in sorted(tmp_path.iterdir())]
+    results = fix_run.process_paths(paths, SETTINGS, fix_run.FixOptions(fix=True), jobs=2)
+    assert [Path(name).name for name, outcome in results if outcome.error] == ["m05.py"]
+    assert len(results) == 20
+    fixed = [p for p in tmp_path.iterdir() if "pin_memory=True" in p.read_text()]
+    assert len(fixed) == 19 and (tmp_path / "m05.py").read_text() == "CRASH = 1\n"

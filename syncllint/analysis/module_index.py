@@ -16,7 +16,12 @@ import libcst as cst
 from syncllint.analysis import torch_api as api
 from syncllint.analysis.allowed import with_allows
 from syncllint.analysis.devices import device_owner
-from syncllint.analysis.function_kinds import is_dataset, is_kernel, is_torch_module, kernel_body
+from syncllint.analysis.function_kinds import (
+    is_dataset,
+    is_kernel,
+    is_torch_module,
+    kernel_body,
+)
 from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.local_calls import local_callee
 from syncllint.traversal import name_assignments, walk
