@@ -16,7 +16,7 @@ from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
 from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import parse_error
-from syncllint.runner import decode_source, default_jobs
+from syncllint.runner import decode_source, default_jobs, rerun_after_a_crash
 
 _POOL_THRESHOLD = 16
 
@@ -117,7 +117,10 @@ def _process_notebook_path(path: str, settings: Settings, options: FixOptions) -
     return outcome
 
 
-def _chunk(args: tuple[list[str], Settings, FixOptions, dict[str, LinkedFacts]]) -> list[tuple[str, FixOutcome]]:
+_Task = tuple[list[str], Settings, FixOptions, dict[str, LinkedFacts]]
+
+
+def _chunk(args: _Task) -> list[tuple[str, FixOutcome]]:
     paths, settings, options, linked = args
     return [(p, process_path(p, settings, options, linked.get(p, NO_LINKED_FACTS))) for p in paths]
 
@@ -130,48 +133,25 @@ def process_paths(
     linked: dict[str, LinkedFacts] | None = None,
 ) -> list[tuple[str, FixOutcome]]:
     """Every file's outcome, sorted by path whatever the scheduling (``linked``: project facts by path)."""
-    linked = linked or {}
+    facts = linked or {}
     workers = max(1, jobs or default_jobs())
     if workers == 1 or len(paths) < _POOL_THRESHOLD:
-        results = [(p, process_path(p, settings, options, linked.get(p, NO_LINKED_FACTS))) for p in paths]
-    else:
-        chunks = [paths[i : i + 8] for i in range(0, len(paths), 8)]
-        tasks = [(c, settings, options, {p: linked[p] for p in c if p in linked}) for c in chunks]
-        try:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                results = [r for part in pool.map(_chunk, tasks) for r in part]
-        except BrokenProcessPool:
-            results = _after_a_crash(tasks)
-    return sorted(results, key=lambda r: r[0])
+        results = [(p, process_path(p, settings, options, facts.get(p, NO_LINKED_FACTS))) for p in paths]
+        return sorted(results, key=lambda r: r[0])
 
+    def task_of(names: list[str]) -> _Task:
+        return names, settings, options, {p: facts[p] for p in names if p in facts}
 
-def _after_a_crash(
-    tasks: list[tuple[list[str], Settings, FixOptions, dict[str, LinkedFacts]]],
-) -> list[tuple[str, FixOutcome]]:
-    """A worker died (a native crash): run each chunk again in a pool of its own, and a chunk that
-    crashes again one file at a time, so only the file that kills its worker is lost. Files fixed
-    before the crash were written whole (atomically); fixing them again changes nothing."""
-    results: list[tuple[str, FixOutcome]] = []
-    for paths, settings, options, linked in tasks:
-        whole = _in_own_worker(paths, settings, options, linked)
-        if whole is not None:
-            results.extend(whole)
-            continue
-        for path in paths:
-            alone = _in_own_worker([path], settings, options, linked)
-            results.extend(alone or [(path, FixOutcome("", "", error=f"{path}: the worker process died"))])
-    return results
-
-
-def _in_own_worker(
-    paths: list[str], settings: Settings, options: FixOptions, linked: dict[str, LinkedFacts]
-) -> list[tuple[str, FixOutcome]] | None:
-    """The chunk's outcomes, or None if its worker died."""
+    chunks = [paths[i : i + 8] for i in range(0, len(paths), 8)]
     try:
-        with ProcessPoolExecutor(max_workers=1) as pool:
-            return pool.submit(_chunk, (paths, settings, options, linked)).result()
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = [r for part in pool.map(_chunk, map(task_of, chunks)) for r in part]
     except BrokenProcessPool:
-        return None
+        # Files fixed before the crash were written whole (atomically); fixing them again changes nothing.
+        results = rerun_after_a_crash(
+            chunks, task_of, _chunk, lambda path: (path, FixOutcome("", "", error=f"{path}: the worker process died"))
+        )
+    return sorted(results, key=lambda r: r[0])
 
 
 def remaining_of(results: list[tuple[str, FixOutcome]]) -> list[Diagnostic]:

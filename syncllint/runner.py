@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 import stat
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from syncllint.cache import Cache
 from syncllint.config import Settings
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import FileResult, parse_error
+
+_Task = TypeVar("_Task")
+_Result = TypeVar("_Result")
 
 # Below this much source (a few dozen typical files) one process is used. Measured on the shared
 # 2-core machine under load (benchmarks/README.md, "pool threshold"): a 2-worker pool lost to one
@@ -192,28 +195,47 @@ def _chunks(names: list[str], sizes: dict[str, int], workers: int) -> list[list[
 def _lint_after_a_crash(
     chunks: list[list[str]], settings: Settings, cache: Cache | None, linked: Mapping[str, LinkedFacts]
 ) -> list[FileResult]:
+    return rerun_after_a_crash(
+        chunks,
+        lambda names: (names, settings, cache, _facts_of(names, linked)),
+        _lint_chunk,
+        lambda path: FileResult(path, (), internal_error="the worker process died while linting this file"),
+    )
+
+
+def rerun_after_a_crash(
+    chunks: list[list[str]],
+    task_of: Callable[[list[str]], _Task],
+    work: Callable[[_Task], list[_Result]],
+    lost: Callable[[str], _Result],
+) -> list[_Result]:
     """A worker died (a native crash, e.g. in the parser): find the file, keep the rest.
 
     Each chunk runs again in a pool of its own; only a chunk that crashes again is split into
-    one process per file, so the run costs little more than once over.
+    one process per file, so the run costs little more than once over. ``work`` (a module-level
+    function, sent to the worker) runs ``task_of(paths)``; ``lost(path)`` stands for a file whose
+    worker died alone. Shared by ``check`` and ``check --fix``.
     """
+    results: list[_Result] = []
+    for chunk in filter(None, chunks):
+        whole = _in_own_worker(work, task_of(chunk))
+        if whole is not None:
+            results.extend(whole)
+            continue
+        for path in chunk:
+            results.extend(_in_own_worker(work, task_of([path])) or [lost(path)])
+    return results
+
+
+def _in_own_worker(work: Callable[[_Task], list[_Result]], task: _Task) -> list[_Result] | None:
+    """What ``work(task)`` gives in a process of its own, or None if that process died."""
     from concurrent.futures import ProcessPoolExecutor
 
-    results: list[FileResult] = []
-    for chunk in filter(None, chunks):
-        try:
-            with ProcessPoolExecutor(max_workers=1) as pool:
-                results.extend(pool.submit(_lint_chunk, (chunk, settings, cache, _facts_of(chunk, linked))).result())
-            continue
-        except BrokenProcessPool:
-            pass
-        for path in chunk:
-            try:
-                with ProcessPoolExecutor(max_workers=1) as pool:
-                    results.extend(pool.submit(_lint_chunk, ([path], settings, cache, _facts_of([path], linked))).result())
-            except BrokenProcessPool:
-                results.append(FileResult(path, (), internal_error="the worker process died while linting this file"))
-    return results
+    try:
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            return pool.submit(work, task).result()
+    except BrokenProcessPool:
+        return None
 
 
 def _facts_of(names: list[str], linked: Mapping[str, LinkedFacts]) -> dict[str, LinkedFacts]:

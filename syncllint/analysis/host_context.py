@@ -143,10 +143,10 @@ def _host_class_methods(index: ModuleIndex) -> set[str]:
     for cls, names in index.methods.items():
         if cls in index.dataset_classes:
             host.update(name for name in names if not name.startswith("__") or name in _SAMPLE_HOOKS)
+        elif _is_host_class(cls):
+            host.update(name for name in names if not name.startswith("__"))
         else:
-            (host if _is_host_class(cls) else other).update(
-                name for name in names if not name.startswith("__") or not _is_host_class(cls)
-            )
+            other.update(names)
     return host - other
 
 

@@ -104,11 +104,10 @@ def _iterates_a_data_loader(inference: DeviceInference, iterable: cst.BaseExpres
     if isinstance(iterable, cst.Call) and not iterable.args:
         iterable = iterable.func  # ``self.train_dataloader()``: the loader a Lightning module builds
     name = iterable.attr.value if isinstance(iterable, cst.Attribute) else getattr(iterable, "value", None)
-    return (
-        isinstance(name, str)
-        and _DATA_LOADER_NAME.search(name.lower()) is not None
-        and not any(word in name.lower() for word in _NOT_DATA_LOADERS)
-    )
+    if not isinstance(name, str):
+        return False
+    lowered = name.lower()
+    return _DATA_LOADER_NAME.search(lowered) is not None and not any(word in lowered for word in _NOT_DATA_LOADERS)
 
 
 def _lists_group_parameters(iterable: cst.BaseExpression) -> bool:
