@@ -498,6 +498,18 @@ CORPORA = (
     # Added for uniform177: TorchQuantum (quantum-circuit simulation on tensors: gates, devices,
     # encoders, measurements), never tuned on; drawn beside uniform174.
     Corpus("torchquantum", "0.1.8"),
+    # Added for uniform178: Sample Factory (asynchronous PPO: learners, rollout workers, shared
+    # tensor buffers), never tuned on; drawn from session 28's start commit.
+    Corpus("sample_factory", "2.1.1"),
+    # Added for uniform179: HeavyBall (compiled optimizers: Shampoo/SOAP/PSGD preconditioners and
+    # their utilities), never tuned on; drawn beside uniform178.
+    Corpus("heavyball", "3.2.1"),
+    # Added for uniform180: Orb (interatomic-potential models: graph featurisation, forcefield
+    # heads, ASE calculator), never tuned on; drawn beside uniform178.
+    Corpus("orb_models", "0.5.5"),
+    # Added for uniform181: SevenNet (equivariant interatomic potentials: graph building, training,
+    # ASE calculator), never tuned on; drawn beside uniform178.
+    Corpus("sevenn", "0.13.0"),
 )
 
 
