@@ -282,3 +282,97 @@ def build():
     return nn.GRU(3, 3).cuda(), FNO(modes=4).to("cuda")
 """
     assert found(source, "SYNC202") == [(6, Confidence.MEDIUM), (7, Confidence.MEDIUM), (7, Confidence.MEDIUM)]
+
+
+FIELDS_BUILT_LATER = """\
+import torch
+
+class Sampler:
+    def __init__(self, n):
+        self.n = n
+        self.rewards = self.lengths = None
+        self.pending = None
+
+    def reset(self):
+        self.rewards = torch.zeros(self.n)
+        self.lengths = torch.zeros(self.n, dtype=torch.int32)
+
+    def connect(self, n):
+        self.pending = torch.zeros(n, device="cuda")
+
+    def step(self, dones_orig):
+        finished = dones_orig.cpu().nonzero(as_tuple=True)[0]
+        stats = self.rewards[finished], self.lengths[finished]
+        self.lengths[finished] = 0
+        return stats, self.pending[finished]
+"""
+
+
+def test_a_field_left_none_until_a_method_builds_it_on_the_host_stays_there() -> None:
+    # ``None`` in __init__ is a placeholder: rewards and lengths are only ever built by torch.zeros
+    # without a device, so indexing them with a CPU index (18, 19) copies nothing to a GPU; the
+    # field built on the GPU (pending, 20) takes the index with a blocking copy.
+    assert [row for row, _ in found(FIELDS_BUILT_LATER, "SYNC203")] == [20]
+    assert found(FIELDS_BUILT_LATER, "SYNC403") == []
+
+
+MODULE_KEPT_ON_THE_HOST = """\
+import safetensors.torch
+import torch
+
+def build(device):
+    model = Net(4)
+    if device is not None and device != torch.device("cpu"):
+        model.cuda(device)
+    else:
+        model = model.cpu()
+    return model
+
+def build_on_cpu():
+    model = Net(4)
+    return model.cpu()
+
+def build_moved(device):
+    model = Net(4)
+    model.to(device)
+    return model.cpu()
+
+def given_weights(w):
+    linear = Linear(4, 4)
+    linear.weight.data = w
+    return linear.cpu()
+
+def loaded(path):
+    model = Net(4)
+    model.load_state_dict(torch.load(path), assign=True)
+    return model.cpu()
+
+def loaded_on_the_host(path):
+    model = Net(4)
+    model.load_state_dict(safetensors.torch.load_file(path), assign=True)
+    return model.cpu()
+"""
+
+
+def test_cpu_of_a_module_built_on_the_host_in_the_function_copies_nothing() -> None:
+    # The else arm (9) and the plain function (14) hold the module as built; after ``.to(device)``
+    # (19), a weight of the caller's (24) or a state dict assigned as ``torch.load`` read it (29),
+    # it may be on the GPU. safetensors reads into host memory (34).
+    assert [row for row, _ in found(MODULE_KEPT_ON_THE_HOST, "SYNC103")] == [19, 24, 29]
+    assert [row for row, _ in found(MODULE_KEPT_ON_THE_HOST, "SYNC202")] == [7, 18]
+
+
+DTYPE_HELD = """\
+import torch
+
+def map_to_cell(positions: torch.Tensor, cell: torch.Tensor, device) -> torch.Tensor:
+    original_type = positions.dtype
+    base = torch.zeros(3)
+    cast = base.to(original_type)
+    moved = base.to(device)
+    return cast, moved
+"""
+
+
+def test_a_name_holding_a_tensors_dtype_is_a_cast_target_not_a_device() -> None:
+    assert [row for row, _ in found(DTYPE_HELD, "SYNC202")] == [7]

@@ -231,6 +231,7 @@ def test_a_sparse_tensor_is_where_its_values_are() -> None:
         "x = torch.LongTensor([1, 2])\nx.tolist()",
         "state = torch.load('p', map_location='cpu')\nstate['w'].item()",
         "from safetensors.torch import load_file\nstate = load_file('p')\nstate['w'].tolist()",
+        "import safetensors.torch\nstate = safetensors.torch.load_file('p')\nstate['w'].tolist()",
     ],
 )
 def test_host_constructors_and_loads(source: str) -> None:

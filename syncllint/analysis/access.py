@@ -14,6 +14,7 @@ from syncllint.analysis import torch_api as api
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.module_state import holds_a_built_module
 from syncllint.analysis.values import (
+    DTYPE_OBJECT,
     HOST_TENSOR,
     LOADER_BATCH,
     NUMPY,
@@ -72,6 +73,8 @@ class AccessInference:
                 return found
         attr = node.attr.value
         if attr in api.METADATA_ATTRS:
+            if attr == "dtype":
+                return DTYPE_OBJECT
             if attr == "device":
                 owner = self.infer(node.value)
                 if owner.place == Place.DEVICE:

@@ -86,6 +86,8 @@ class MovingArms:
         self._splits: set[int] = set()
         # id of an ``if`` without ``else`` -> device specs its body rebinds, as they were before it
         self._rebound_before: dict[int, dict[str, Value]] = {}
+        # id of an ``else`` body -> modules built on the host that the ``if`` arm moves
+        self._fresh_before: dict[int, set[str]] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
@@ -97,6 +99,9 @@ class MovingArms:
             self._rebound_before[id(node)] = {name: v for name, v in held.items() if v.device_literal is not None}
             return
         if isinstance(node.orelse, cst.Else):
+            moved = _modules_moved_in(node.body) & self._inference.fresh_modules
+            if moved:
+                self._fresh_before[id(other)] = moved
             body_names = {name for name, _ in name_assignments(node.body)}
             both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
             if both:
@@ -166,6 +171,10 @@ class MovingArms:
             self._inference.bind(cst.Name(name), _either(before, now) if name in reaching else before)
 
     def _start_arm(self, key: int) -> None:
+        fresh = self._fresh_before.get(key, set())
+        # ``model.cuda(device)`` in the ``if`` arm; the ``else`` arm still holds the host-built model.
+        self._inference.fresh_modules.update(fresh)
+        self._inference.moved_modules.difference_update(fresh)
         before = self._before.pop(key, None)
         if before is None:
             return
@@ -179,6 +188,10 @@ class MovingArms:
         self._kept[key] = kept
 
     def _end_arm(self, key: int) -> None:
+        for name in self._fresh_before.pop(key, set()) & self._inference.fresh_modules:
+            # Left alone by the ``else`` arm: after the statement, moved as the ``if`` arm left it.
+            self._inference.fresh_modules.discard(name)
+            self._inference.moved_modules.add(name)
         for name, (first_arm, entered) in self._kept.pop(key, {}).items():
             if self._inference.lookup(name) is entered:  # the other arm left it alone
                 self._inference.bind(cst.Name(name), first_arm)
@@ -190,6 +203,20 @@ def _either(body: Value, handler: Value) -> Value:
     if {body.place, handler.place} & {Place.UNKNOWN} and (body.is_tensor or handler.is_tensor):
         return TENSOR
     return join(body, handler)
+
+
+def _modules_moved_in(body: cst.BaseSuite) -> set[str]:
+    """``model.cuda(device)`` / ``model.to(device)`` as statements of ``body`` (not nested)."""
+    moved: set[str] = set()
+    for statement in body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
+                if isinstance(call.func.value, cst.Name):
+                    moved.add(call.func.value.value)
+    return moved
 
 
 def _arm_only_names(node: cst.If) -> list[str]:

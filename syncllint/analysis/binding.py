@@ -48,6 +48,9 @@ class Scope:
     fresh_modules: set[str] = field(default_factory=set)
     # Names holding such a module once moved (``tp.to(device)``): still a module, now on the device.
     moved_modules: set[str] = field(default_factory=set)
+    # Fresh modules given tensors from elsewhere since (``linear.weight.data = w``, a state dict
+    # assigned as loaded): moving them still uploads what was built, but they may hold device data.
+    altered_modules: set[str] = field(default_factory=set)
     # In an ``__init__`` building on the host: ``self.`` fields it set to host tensors, which stay
     # there until the module moves (the class's table keeps them as tensors of unknown place).
     built_here: dict[str, Value] | None = None
@@ -102,6 +105,7 @@ class Binding:
             self._scopes[-1].names[target.value] = self._refine_by_name(target.value, value)
             self._scopes[-1].fresh_modules.discard(target.value)
             self._scopes[-1].moved_modules.discard(target.value)
+            self._scopes[-1].altered_modules.discard(target.value)
         elif isinstance(target, cst.Attribute):
             value = self._refine_by_name(target.attr.value, value)
             found = self._binding_table(target)
@@ -109,6 +113,9 @@ class Binding:
                 table, key = found
                 self._scopes[-1].fresh_modules.discard(key)
                 self._scopes[-1].moved_modules.discard(key)
+                # ``linear.weight.data = w`` gives a module built here someone else's tensor.
+                owners = {key.rsplit(".", n)[0] for n in range(1, key.count(".") + 1)}
+                self._scopes[-1].altered_modules.update(owners & self._scopes[-1].fresh_modules)
                 table[key] = value
                 built = self._scopes[-1].built_here
                 if built is not None:

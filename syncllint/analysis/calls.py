@@ -119,6 +119,14 @@ class CallInference(FactoryInference):
             return own
         if qualified in api.HOST_READERS:
             return self._read_into(keyword(call, "device"))
+        # Before the method calls: ``safetensors.torch.load_file(path)`` is spelled as one.
+        if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
+            return self._read_into(keyword(call, "device") or positional(call, 1))
+        if qualified in ("safetensors.safe_open", "safetensors.torch.safe_open"):
+            # ``with safe_open(path, framework="pt") as f: f.get_tensor(name)``: read into host memory
+            # unless a device is named.
+            device = keyword(call, "device")
+            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
         if isinstance(func, cst.Attribute):
             if qualified is not None and qualified.startswith(("torch.", "numpy.")):
                 return self._infer_module_call(qualified, call)
@@ -127,13 +135,6 @@ class CallInference(FactoryInference):
             return self._built_on_the_cpu(call)
         if qualified.startswith(("torch.", "numpy.")):
             return self._infer_module_call(qualified, call)
-        if qualified in ("safetensors.torch.load_file", "safetensors.torch.load"):
-            return self._read_into(keyword(call, "device") or positional(call, 1))
-        if qualified in ("safetensors.safe_open", "safetensors.torch.safe_open"):
-            # ``with safe_open(path, framework="pt") as f: f.get_tensor(name)``: read into host memory
-            # unless a device is named.
-            device = keyword(call, "device")
-            return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
         if qualified.rsplit(".", 1)[-1] in api.FLATTENING_HELPERS and len(call.args) == 1:
             # ``flatten_nested_list([item.tgt_size for item in items])``: the same items, one level
             value = self.infer(call.args[0].value)

@@ -195,6 +195,10 @@ class DeviceInference(
     def moved_modules(self) -> set[str]:
         return self._scopes[-1].moved_modules
 
+    @property
+    def altered_modules(self) -> set[str]:
+        return self._scopes[-1].altered_modules
+
     def growing_lists(self) -> set[str]:
         return self._scopes[-1].growing
 

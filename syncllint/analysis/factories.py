@@ -119,6 +119,8 @@ class FactoryInference:
     def names_a_dtype(self, node: cst.BaseExpression) -> bool:
         """A cast target, not a device: a torch dtype, a name or conditional holding one, or
         ``getattr(torch, name)``."""
+        if isinstance(node, (cst.Name, cst.Attribute)) and self.infer(node).names_dtype:
+            return True  # ``orig_type = x.dtype`` ... ``.to(orig_type)``
         return self.dtype_of(node) is not DType.UNKNOWN or looks_up_a_torch_dtype(node, self.imports.qualify)
 
     def _place_for_device(self, device: cst.BaseExpression | None, fallback: Value) -> Value:

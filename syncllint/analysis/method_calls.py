@@ -149,12 +149,20 @@ class MethodInference:
 
     def _moved(self, owner: Value, call: cst.Call) -> Value:
         target = keyword(call, "device")
+        cast_to: cst.BaseExpression | None = None
         for arg in call.args:
             if arg.keyword is None and target is None:
-                if not self.names_a_dtype(arg.value):
+                if self.names_a_dtype(arg.value):
+                    cast_to = arg.value
+                else:
                     target = arg.value
                 break
         if target is None:
+            if isinstance(cast_to, (cst.Name, cst.Attribute)) and self.infer(cast_to).names_dtype:
+                # ``t.to(model_dtype)`` with ``model_dtype = w.dtype``: a tensor, of a place left as
+                # unsure as a move to a variable's device (measured on the labels: keeping the
+                # owner's place here trusts host places inferred through layer calls too far).
+                return Value(Place.TENSOR, owner.dtype)
             return owner if owner.is_tensor else UNKNOWN
         spec = self.device_spec(target)
         # A move keeps dtype and rank: ``torch.tensor(7).to(dev)`` is a 0-d device tensor.

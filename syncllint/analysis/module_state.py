@@ -105,6 +105,14 @@ def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, b
 def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
     """``model.to(device)`` moves the module itself: after it, the name holds a module on the device."""
     func = call.func
+    assigned = keyword(call, "assign")
+    if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and assigned is not None:
+        state = positional(call, 0) or keyword(call, "state_dict")
+        kept_on_host = state is not None and inference.infer(state).is_host
+        if not (isinstance(assigned, cst.Name) and assigned.value == "False") and not kept_on_host:
+            # ``assign=True`` makes the state dict's tensors the parameters, wherever they were
+            # loaded (``torch.load(path)`` keeps the devices they were saved from).
+            inference.altered_modules.add(dotted_name(func.value) or "")
     if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
         key = dotted_name(func.value)
         if key is not None and key in inference.fresh_modules:
@@ -119,6 +127,13 @@ def holds_a_built_module(receiver: cst.BaseExpression, inference: DeviceInferenc
     (``moved``) also once moved to a device."""
     key = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
     return key is not None and (key in inference.fresh_modules or moved and key in inference.moved_modules)
+
+
+def holds_only_host_data(receiver: cst.BaseExpression, inference: DeviceInference) -> bool:
+    """A module built on the host above (``is_fresh_module``) that nothing has given tensors from
+    elsewhere since: ``.cpu()`` of it copies nothing."""
+    key = dotted_name(receiver) if isinstance(receiver, (cst.Name, cst.Attribute)) else None
+    return is_fresh_module(receiver, inference) and (key is None or key not in inference.altered_modules)
 
 
 def is_fresh_module(receiver: cst.BaseExpression, inference: DeviceInference) -> bool:

@@ -208,8 +208,14 @@ class _Scan(cst.CSTVisitor):
             made_on_host = self._imports is not None and value is not None and _made_on_host(value, self.numbers, self._imports)
             if field is not None and _is_field(field) and made_on_host:
                 self.host_made.add(field)
-            elif field is not None and _is_field(field) and not (value is not None and starts_empty(value)):
+            elif field is not None and _is_field(field) and not (value is not None and _placeholder(value)):
                 self.set_otherwise.add(field)
+
+
+def _placeholder(value: cst.BaseExpression) -> bool:
+    """``[]`` to grow, or ``None`` until a method builds the field (``self.totals = None`` in
+    ``__init__``, ``torch.zeros(n)`` in ``reset``): neither says where the field's data lives."""
+    return starts_empty(value) or (isinstance(value, cst.Name) and value.value == "None")
 
 
 def _is_field(name: str) -> bool:

@@ -65,6 +65,8 @@ class Value:
     # ``.to(device)`` of it is an upload; reads stay as unsure as before (a loader prepared by
     # Accelerate or a prefetcher yields device batches, and nothing here shows which).
     collated: bool = False
+    # A dtype object read off a tensor (``orig_type = x.dtype``): a cast target, never a device.
+    names_dtype: bool = False
 
     @property
     def is_tensor(self) -> bool:
@@ -89,6 +91,7 @@ class Value:
 UNKNOWN = Value(Place.UNKNOWN)
 PYTHON = Value(Place.PYTHON)
 PYTHON_SCALAR = Value(Place.PYTHON, zero_dim=True)
+DTYPE_OBJECT = Value(Place.PYTHON, names_dtype=True)
 NUMPY = Value(Place.NUMPY)
 TENSOR = Value(Place.TENSOR)
 ASSUMED_TENSOR = Value(Place.TENSOR, assumed=True)

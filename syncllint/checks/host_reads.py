@@ -12,6 +12,7 @@ from syncllint.analysis.arguments import (
 )
 from syncllint.analysis.factories import names_the_meta_device
 from syncllint.analysis.imports import dotted_name
+from syncllint.analysis.module_state import holds_only_host_data
 from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks.base import Rule, RuleContext, receiver_confidence
 from syncllint.checks.item_args import ItemArgumentFixes
@@ -124,6 +125,10 @@ class CopyToHost(Rule):
         non_blocking = keyword(node, "non_blocking")
         if non_blocking is not None and not (isinstance(non_blocking, cst.Name) and non_blocking.value == "False"):
             return  # non_blocking=True (or a flag we cannot see): no sync
+        if (target is None or is_string_literal(target)) and holds_only_host_data(node.func.value, ctx.inference):
+            # ``model = Net(...)`` above, not moved since: already on the host. (``.to(device)`` of
+            # one, with a ``device`` that reads as the CPU here, is mostly an upload on other paths.)
+            return
         receiver = ctx.inference.infer(node.func.value)
         confidence = receiver_confidence(receiver, ctx)
         if confidence is None:
