@@ -576,6 +576,30 @@ def test_a_device_taken_from_a_tensor_follows_a_later_assert_on_that_tensor() ->
     assert [row for row, _ in found(source, "SYNC101")] == [12, 19]
 
 
+def test_an_assert_in_one_arm_of_an_if_holds_in_that_arm_only() -> None:
+    source = """\
+    import torch
+
+    def neighbours(positions: torch.Tensor, method: str):
+        if method == "cuml":
+            assert positions.device.type == "cuda"
+            first = positions[0].item()
+        elif method == "scipy":
+            data = positions.cpu().numpy()
+        else:
+            assert positions.device.type == "cuda"
+        return positions.sum().item()
+
+    def checked(positions: torch.Tensor):
+        assert positions.device.type == "cuda"
+        return positions.sum().item()
+    """
+    # Asserted on the GPU in the first arm (6: high); the scipy arm (8) and the code after the
+    # statement (11) do not know the device; at the function's top level the assert holds on (15).
+    assert found(source, "SYNC101") == [(6, Confidence.HIGH), (11, Confidence.MEDIUM), (15, Confidence.HIGH)]
+    assert found(source, "SYNC103") == [(8, Confidence.MEDIUM)]
+
+
 def test_a_kept_field_named_after_a_model_input_leaves_the_input_on_the_device() -> None:
     source = """\
     import torch

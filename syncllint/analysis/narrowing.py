@@ -63,6 +63,10 @@ class Narrowing:
         self._inference = inference
         self._pending: dict[int, Facts] = {}  # suite id -> facts true inside it
         self._saved: dict[int, list[_Saved]] = {}
+        # ids of the arms of ``if`` statements, and the arms the walk is inside (innermost last),
+        # each with the facts its asserts applied: those hold on that arm's path only.
+        self._arm_ids: set[int] = set()
+        self._arms: list[tuple[int, list[_Saved]]] = []
 
     def enter_if(self, node: cst.If) -> Branches:
         """Records the facts of each branch; returns the branches that run only for host tensors,
@@ -75,6 +79,9 @@ class Narrowing:
         when_true, when_false = self.facts(node.test)
         host_branches: list[cst.BaseSuite] = []
         elifs: list[cst.If] = []
+        self._arm_ids.add(id(node.body))
+        if isinstance(node.orelse, cst.Else):
+            self._arm_ids.add(id(node.orelse.body))
         if when_true:
             self._pending[id(node.body)] = when_true
             if _on_the_host(when_true):
@@ -102,8 +109,14 @@ class Narrowing:
         facts = self._pending.pop(id(suite), None)
         if facts:
             self._saved[id(suite)] = self._apply(facts)
+        if id(suite) in self._arm_ids:
+            self._arms.append((id(suite), []))
 
     def leave_suite(self, suite: cst.CSTNode) -> None:
+        if self._arms and self._arms[-1][0] == id(suite):
+            # ``elif method == "cuml": assert x.device.type == "cuda"``: not so in the next arm.
+            self._restore(self._arms.pop()[1])
+            self._arm_ids.discard(id(suite))
         self._restore(self._saved.pop(id(suite), []))
 
     def enter_conditional(self, node: cst.IfExp) -> list[cst.BaseExpression]:
@@ -134,7 +147,9 @@ class Narrowing:
             self._restore(saved)
 
     def assert_(self, node: cst.Assert) -> None:
-        self._apply(self.facts(node.test)[0])
+        saved = self._apply(self.facts(node.test)[0])
+        if self._arms:
+            self._arms[-1][1].extend(saved)
 
     def _splits_devices(self, test: cst.BaseExpression, facts: Facts) -> bool:
         """``if t.device.type == "cuda": ... else: ...``: a test (``facts``: both sides' facts) that
