@@ -23,6 +23,11 @@ def is_true(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def may_be_set(flag: cst.BaseExpression | None) -> bool:
+    """A flag given and not the literal ``False``: ``non_blocking=True``, or one we cannot read."""
+    return flag is not None and not (isinstance(flag, cst.Name) and flag.value == "False")
+
+
 def named_parameters(params: cst.Parameters) -> tuple[cst.Param, ...]:
     """The parameters a call can name (positional-only, ordinary, keyword-only), in order."""
     return (*params.posonly_params, *params.params, *params.kwonly_params)

@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from syncllint.analysis.module_state import DEVICE_MOVES
 from syncllint.analysis.values import TENSOR, Place, Value, join
 from syncllint.traversal import ends_flow, name_assignments
 
@@ -206,14 +207,14 @@ def _either(body: Value, handler: Value) -> Value:
 
 
 def _modules_moved_in(body: cst.BaseSuite) -> set[str]:
-    """``model.cuda(device)`` / ``model.to(device)`` as statements of ``body`` (not nested)."""
+    """``model.cuda(device)`` / ``model.to(device)`` (``DEVICE_MOVES``) as statements of ``body`` (not nested)."""
     moved: set[str] = set()
     for statement in body.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             call = small.value if isinstance(small, cst.Expr) else None
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("cuda", "to"):
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in DEVICE_MOVES:
                 if isinstance(call.func.value, cst.Name):
                     moved.add(call.func.value.value)
     return moved

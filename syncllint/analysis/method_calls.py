@@ -158,7 +158,7 @@ class MethodInference:
                     target = arg.value
                 break
         if target is None:
-            if isinstance(cast_to, (cst.Name, cst.Attribute)) and self.infer(cast_to).names_dtype:
+            if cast_to is not None and self.infer(cast_to).names_dtype:
                 # ``t.to(model_dtype)`` with ``model_dtype = w.dtype``: a tensor, of a place left as
                 # unsure as a move to a variable's device (measured on the labels: keeping the
                 # owner's place here trusts host places inferred through layer calls too far).

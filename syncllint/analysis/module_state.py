@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import keyword, positional
+from syncllint.analysis.arguments import keyword, may_be_set, positional
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.values import LAYER, TENSOR, DeviceLiteral, Place, Value
 
@@ -103,15 +103,13 @@ def builds_a_host_module(expr: cst.BaseExpression, inference: DeviceInference, b
 
 
 def note_module_moved(inference: DeviceInference, call: cst.Call) -> None:
-    """``model.to(device)`` moves the module itself: after it, the name holds a module on the device."""
+    """``model.to(device)`` moves the module itself: after it, the name holds a module on the device.
+    ``model.load_state_dict(sd, assign=True)`` leaves it where it is, but holding ``sd``'s tensors."""
     func = call.func
-    assigned = keyword(call, "assign")
-    if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and assigned is not None:
+    if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and may_be_set(keyword(call, "assign")):
         state = positional(call, 0) or keyword(call, "state_dict")
-        kept_on_host = state is not None and inference.infer(state).is_host
-        if not (isinstance(assigned, cst.Name) and assigned.value == "False") and not kept_on_host:
-            # ``assign=True`` makes the state dict's tensors the parameters, wherever they were
-            # loaded (``torch.load(path)`` keeps the devices they were saved from).
+        if state is None or not inference.infer(state).is_host:
+            # Wherever they were loaded (``torch.load(path)`` keeps the devices they were saved from).
             inference.altered_modules.add(dotted_name(func.value) or "")
     if isinstance(func, cst.Attribute) and func.attr.value in DEVICE_MOVES:
         key = dotted_name(func.value)

@@ -8,6 +8,7 @@ from syncllint.analysis.arguments import (
     is_string_literal,
     is_tensor_to,
     keyword,
+    may_be_set,
     positional,
 )
 from syncllint.analysis.factories import names_the_meta_device
@@ -123,7 +124,7 @@ class CopyToHost(Rule):
         else:
             return
         non_blocking = keyword(node, "non_blocking")
-        if non_blocking is not None and not (isinstance(non_blocking, cst.Name) and non_blocking.value == "False"):
+        if may_be_set(non_blocking):
             return  # non_blocking=True (or a flag we cannot see): no sync
         if (target is None or is_string_literal(target)) and holds_only_host_data(node.func.value, ctx.inference):
             # ``model = Net(...)`` above, not moved since: already on the host. (``.to(device)`` of
@@ -167,7 +168,7 @@ class NumpyOfDeviceTensor(Rule):
         if func is not None:
             value = ctx.inference.infer(func.value)
             force = keyword(node, "force")
-            if force is not None and not (isinstance(force, cst.Name) and force.value == "False"):
+            if may_be_set(force):
                 # ``force=True`` is ``.detach().cpu()...numpy()``: a blocking copy (measured: 101 ms
                 # behind a 100 ms kernel).
                 confidence = receiver_confidence(value, ctx)

@@ -16,7 +16,12 @@ from __future__ import annotations
 import libcst as cst
 
 from syncllint.analysis import torch_api as api
-from syncllint.analysis.arguments import is_string_literal, keyword, positional
+from syncllint.analysis.arguments import (
+    is_string_literal,
+    keyword,
+    may_be_set,
+    positional,
+)
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.checks.masks import _looks_like_mask_name
@@ -101,7 +106,7 @@ class DeviceDataIntoHostTensor(Rule):
 
     def _check_copy(self, node: cst.Call, func: cst.Attribute, ctx: RuleContext) -> None:
         non_blocking = keyword(node, "non_blocking")
-        if non_blocking is not None and not (isinstance(non_blocking, cst.Name) and non_blocking.value == "False"):
+        if may_be_set(non_blocking):
             return  # an async copy (or a flag we cannot read): a race hazard if read early (SYNC8xx)
         if ctx.inference.infer(func.value).place is not Place.HOST_TENSOR:
             return
