@@ -12,7 +12,13 @@ from syncllint.adopt import add_allow, add_noqa
 from syncllint.config import Settings
 from syncllint.diagnostics import Diagnostic
 from syncllint.engine import lint_source
-from syncllint.fixer import FixOutcome, fix_source, invalid_reason, write_atomic
+from syncllint.fixer import (
+    FixOutcome,
+    fix_source,
+    invalid_reason,
+    remove_stray_temporaries,
+    write_atomic,
+)
 from syncllint.notebook import NOTEBOOK_SUFFIX, lint_notebook
 from syncllint.project.facts import NO_LINKED_FACTS, LinkedFacts
 from syncllint.results import parse_error
@@ -147,7 +153,9 @@ def process_paths(
         with ProcessPoolExecutor(max_workers=workers) as pool:
             results = [r for part in pool.map(_chunk, map(task_of, chunks)) for r in part]
     except BrokenProcessPool:
-        # Files fixed before the crash were written whole (atomically); fixing them again changes nothing.
+        # Files fixed before the crash were written whole (atomically); fixing them again changes
+        # nothing. Workers ended mid-write leave only their temporary files behind.
+        remove_stray_temporaries(paths)
         results = rerun_after_a_crash(
             chunks, task_of, _chunk, lambda path: (path, FixOutcome("", "", error=f"{path}: the worker process died"))
         )

@@ -8,6 +8,7 @@ change, byte for byte.
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import stat
@@ -135,12 +136,15 @@ def fix_source(
     return FixOutcome(text, current, counts, result.diagnostics)
 
 
+_TEMPORARY_SUFFIX = ".syncllint-tmp"
+
+
 def write_atomic(path: Path, text: str, encoding: str, bom: bool) -> None:
     """Replace ``path``'s content in one step, keeping its mode (symlinks: the target is written)."""
     target = Path(os.path.realpath(path))
     data = (b"\xef\xbb\xbf" if bom else b"") + text.encode(encoding)
     mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".syncllint-tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=_TEMPORARY_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -152,6 +156,18 @@ def write_atomic(path: Path, text: str, encoding: str, bom: bool) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stray_temporaries(paths: list[str]) -> None:
+    """Delete what ``write_atomic`` left of ``paths`` when its process was killed mid-write (a pool
+    ends every worker once one dies): the files themselves are whole, old or new."""
+    for path in paths:
+        target = Path(os.path.realpath(path))
+        for stray in target.parent.glob(f".{glob.escape(target.name)}.*{_TEMPORARY_SUFFIX}"):
+            try:
+                stray.unlink()
+            except OSError:
+                pass
 
 
 def fix_path(path: str, settings: Settings, *, unsafe: bool = False, write: bool = True) -> FixOutcome:

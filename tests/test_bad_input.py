@@ -343,3 +343,4 @@ def test_a_fix_worker_that_dies_costs_only_its_file(tmp_path: Path, monkeypatch:
     assert len(results) == 20
     fixed = [p for p in tmp_path.iterdir() if "pin_memory=True" in p.read_text()]
     assert len(fixed) == 19 and (tmp_path / "m05.py").read_text() == "CRASH = 1\n"
+    assert list(tmp_path.glob(".*.syncllint-tmp")) == []  # no temporary file of a worker ended mid-write

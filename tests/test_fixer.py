@@ -215,3 +215,16 @@ def test_non_utf8_cookie_keeps_the_non_ascii_bytes_on_an_edited_line(tmp_path: P
     fix_path(str(path), ALL)
     expected = source.replace('device="cuda")', 'pin_memory=True).to("cuda", non_blocking=True)')
     assert path.read_bytes() == expected.encode("cp1252")
+
+
+def test_the_temporary_files_of_a_write_ended_midway_are_swept_and_nothing_else(tmp_path: Path) -> None:
+    from syncllint.fixer import remove_stray_temporaries
+
+    (tmp_path / "a[1].py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    stray = tmp_path / ".a[1].py.k3j_x9.syncllint-tmp"
+    other = tmp_path / ".b.py.q1w2e3.syncllint-tmp"
+    stray.write_text("x = 1  # half\n")
+    other.write_text("y = 2  # half\n")
+    remove_stray_temporaries([str(tmp_path / "a[1].py")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".b.py.q1w2e3.syncllint-tmp", "a[1].py", "b.py"]
