@@ -510,6 +510,18 @@ CORPORA = (
     # Added for uniform181: SevenNet (equivariant interatomic potentials: graph building, training,
     # ASE calculator), never tuned on; drawn beside uniform178.
     Corpus("sevenn", "0.13.0"),
+    # Added for uniform182: MatterSim (Microsoft's interatomic-potential models: M3GNet/Graphormer
+    # graphs, ASE calculator, fine-tuning), never tuned on; drawn from session 29's start commit.
+    Corpus("mattersim", "1.2.3"),
+    # Added for uniform183: denoising-diffusion-pytorch (Gaussian, elucidated and 1-D diffusion
+    # models, their trainers and samplers), never tuned on; drawn beside uniform182.
+    Corpus("denoising_diffusion_pytorch", "2.3.4"),
+    # Added for uniform184: TabNet (attentive tabular networks: sparsemax, pretraining, sklearn-style
+    # fit/predict loops), never tuned on; drawn beside uniform182.
+    Corpus("pytorch_tabnet", "4.1.0"),
+    # Added for uniform185: torchsde (stochastic differential equation solvers: Brownian trees,
+    # adjoint methods, SDE integrators), never tuned on; drawn beside uniform182.
+    Corpus("torchsde", "0.2.6"),
 )
 
 
