@@ -522,6 +522,12 @@ CORPORA = (
     # Added for uniform185: torchsde (stochastic differential equation solvers: Brownian trees,
     # adjoint methods, SDE integrators), never tuned on; drawn beside uniform182.
     Corpus("torchsde", "0.2.6"),
+    # Added for uniform186: OpenNMT-py (sequence-to-sequence translation: encoders, decoders, beam
+    # search, training loop, inference engines), never tuned on; drawn beside uniform182.
+    Corpus("OpenNMT_py", "3.5.1"),
+    # Added for uniform187: AllenNLP (NLP research library: models, token embedders, metrics,
+    # trainer, predictors), never tuned on; drawn beside uniform182.
+    Corpus("allennlp", "2.10.1"),
 )
 
 
