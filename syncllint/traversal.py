@@ -114,6 +114,35 @@ def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpres
                 yield statement.targets[0].target.value, statement.value
 
 
+def nested_name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements anywhere in a block, its nested ``if``/loop/``with``/``try``
+    blocks included (not in functions or classes defined there)."""
+    yield from name_assignments(suite)
+    for line in suite.body if isinstance(suite, cst.IndentedBlock) else ():
+        if isinstance(line, (cst.FunctionDef, cst.ClassDef)) or not isinstance(line, cst.BaseCompoundStatement):
+            continue
+        for block in blocks_of(line):
+            yield from nested_name_assignments(block)
+
+
+def blocks_of(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    """The blocks a compound statement runs: its body, ``else``/``elif`` arms, handlers, cases."""
+    if isinstance(statement, cst.Match):  # its blocks are its cases
+        yield from (case.body for case in statement.cases)
+        return
+    yield statement.body
+    if isinstance(statement, cst.If) and statement.orelse is not None:
+        yield from (statement.orelse.body,) if isinstance(statement.orelse, cst.Else) else blocks_of(statement.orelse)
+    elif isinstance(statement, (cst.For, cst.While)) and statement.orelse is not None:
+        yield statement.orelse.body
+    elif isinstance(statement, (cst.Try, cst.TryStar)):
+        yield from (handler.body for handler in statement.handlers)
+        if statement.orelse is not None:
+            yield statement.orelse.body
+        if statement.finalbody is not None:
+            yield statement.finalbody.body
+
+
 def ends_flow(suite: cst.BaseSuite) -> bool:
     """Whether a block's last statement leaves it (``return``, ``raise``, ``break``, ``continue``)."""
     last: cst.CSTNode | None = None

@@ -16,6 +16,10 @@ from syncllint.analysis.function_kinds import (
     is_compiled,
     is_torch_module,
 )
+from syncllint.analysis.gathered import (
+    note_gathered_objects,
+    note_values_copied_to_host,
+)
 from syncllint.analysis.growing import note_growth
 from syncllint.analysis.host_context import HostContext
 from syncllint.analysis.host_helpers import HostHelperCalls
@@ -290,6 +294,9 @@ class BatchedWalker(cst.CSTVisitor):
             note_growth(self.inference, node)
             note_registered_state(self.inference, node)
             note_module_moved(self.inference, node)
+            note_gathered_objects(self.inference, node)
+        elif isinstance(node, cst.For):
+            note_values_copied_to_host(self.inference, node)
         elif isinstance(node, cst.If):
             self._blocks.leave_if(node, self._frames[-1])
         elif isinstance(node, (cst.Try, cst.TryStar)):

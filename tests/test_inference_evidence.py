@@ -998,3 +998,22 @@ def test_batches_of_a_data_loader_are_uploaded_by_the_loops_own_moves() -> None:
     assert moves == [(r, Confidence.MEDIUM, None) for r in (7, 8, 14, 14, 16, 26)]
     # reads of a batch stay as unsure as before: device-held or not, nothing here shows
     assert [row for row, _ in found(LOADER_LOOPS, "SYNC101")] == [10, 10]
+
+
+def test_a_parameter_with_a_number_default_is_a_number_whatever_its_suffix() -> None:
+    source = """\
+import torch
+
+class Attention(torch.nn.Module):
+    def __init__(self, heads: int, parallel_gpu=1):
+        super().__init__()
+        self.heads = heads
+        self.parallel_gpu = parallel_gpu
+
+    def forward(self, mask, x_gpu=None):
+        mask = mask.expand(-1, self.heads // self.parallel_gpu, -1, -1)
+        return x_gpu.item()
+"""
+    # ``parallel_gpu=1`` is a count; ``x_gpu=None`` is an optional device tensor, as its name says.
+    assert found(source, "SYNC309") == []
+    assert [row for row, _ in found(source, "SYNC101")] == [11]

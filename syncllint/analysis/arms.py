@@ -13,7 +13,8 @@ choice of a device for one tensor::
 
 So for names the ``if`` arm moves or converts onto themselves (``x = x.to(...)`` / ``.cuda()`` /
 ``.cpu()`` / ``.tolist()`` / ``.numpy()``), and names an ``if x is None:`` arm fills with a default,
-the ``else`` or ``elif`` arm reads the value from before the ``if``::
+the ``else`` or ``elif`` arm reads the value from before the ``if`` (also where a nested block of the
+``if`` arm does the move)::
 
     if chunk_counts is None:
         chunk_counts = [1] * n              # not what the elif below tests
@@ -30,6 +31,14 @@ the name holds a tensor of unknown place, not the last arm's host tensor::
     else:
         starts = _filter_on_host(lengths)   # the CPU path
     starts.to(out.device)                   # no host->device copy on either
+
+An arm that leaves (``return``, ``raise``, ``continue``, ``break`` as its last statement) binds
+nothing the code after the statement sees; names it rebound hold their values from before::
+
+    if linear_reg:
+        data = data.numpy()                 # in a nested block of the arm, as well
+        return solve(data)
+    statistics = torch.mean(data).item()    # the host tensor from above, not a numpy array
 
 An ``except`` handler is the exceptional path, not the one after the ``try`` body: a name both bind
 holds either value after the statement (their join), not the handler's alone::
@@ -57,9 +66,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from syncllint.analysis.gathered import copied_to_host_in
 from syncllint.analysis.module_state import DEVICE_MOVES
 from syncllint.analysis.values import TENSOR, Place, Value, join
-from syncllint.traversal import ends_flow, name_assignments
+from syncllint.traversal import ends_flow, name_assignments, nested_name_assignments
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -89,10 +99,20 @@ class MovingArms:
         self._rebound_before: dict[int, dict[str, Value]] = {}
         # id of an ``else`` body -> modules built on the host that the ``if`` arm moves
         self._fresh_before: dict[int, set[str]] = {}
+        # id of an ``if`` whose arm leaves (``return``, ``continue``...) -> names the arm binds, as
+        # they were before it; the arm's body id -> their values at its end
+        self._left_before: dict[int, dict[str, Value]] = {}
+        self._left_names: dict[int, list[str]] = {}
+        self._left_after: dict[int, dict[str, Value]] = {}
 
     def enter_if(self, node: cst.If) -> None:
         """Before the test of ``node`` is read: an ``elif`` starts from the values before its ``if``."""
         self._start_arm(id(node))
+        if ends_flow(node.body):
+            left = {name: v for name, _ in nested_name_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
+            if left:
+                self._left_before[id(node)] = left
+                self._left_names[id(node.body)] = list(left)
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
             # ``device = "cpu"`` above, ``device = "cuda"`` in the body: either device after the ``if``.
@@ -122,6 +142,12 @@ class MovingArms:
 
     def leave_if(self, node: cst.If) -> None:
         self._end_arm(id(node))
+        # ``if linear: data = data.cuda(); return ...``: what that arm bound never reaches the code
+        # after the statement; the name holds its value from before, unless another arm rebound it.
+        left_after = self._left_after.pop(id(node.body), {})
+        for name, value in self._left_before.pop(id(node), {}).items():
+            if name in left_after and self._inference.lookup(name) is left_after[name]:
+                self._inference.restore(name, value)
         split = id(node.body) in self._splits
         self._splits.discard(id(node.body))
         arms = self._both_body.pop(id(node.body), {})
@@ -141,6 +167,9 @@ class MovingArms:
         both = self._both_names.pop(id(suite), None)
         if both is not None:
             self._both_body[id(suite)] = {n: v for n in both if (v := self._inference.lookup(n)) is not None}
+        left = self._left_names.pop(id(suite), None)
+        if left is not None:
+            self._left_after[id(suite)] = {n: v for n in left if (v := self._inference.lookup(n)) is not None}
         names = self._try_names.pop(id(suite), None)
         if names is not None:
             self._after_body[id(suite)] = {name: v for name in names if (v := self._inference.lookup(name)) is not None}
@@ -182,7 +211,7 @@ class MovingArms:
         kept: dict[str, tuple[Value, Value]] = {}
         for name, value in before.items():
             first_arm = self._inference.lookup(name)
-            self._inference.bind(cst.Name(name), value)
+            self._inference.restore(name, value)
             entered = self._inference.lookup(name)
             if first_arm is not None and entered is not None:
                 kept[name] = (first_arm, entered)
@@ -195,7 +224,7 @@ class MovingArms:
             self._inference.moved_modules.add(name)
         for name, (first_arm, entered) in self._kept.pop(key, {}).items():
             if self._inference.lookup(name) is entered:  # the other arm left it alone
-                self._inference.bind(cst.Name(name), first_arm)
+                self._inference.restore(name, first_arm)
 
 
 def _either(body: Value, handler: Value) -> Value:
@@ -222,9 +251,12 @@ def _modules_moved_in(body: cst.BaseSuite) -> set[str]:
 
 def _arm_only_names(node: cst.If) -> list[str]:
     """Names whose rebinding in the ``if`` arm the other arm must not see: moves and conversions of
-    themselves (``x = x.to(device)``), and defaults filled in under ``if x is None:``."""
+    themselves (``x = x.to(device)``), and defaults filled in under ``if x is None:``, also where a
+    nested block of the arm does it (``if linear_reg: data = data.numpy()``)."""
     unset = _tested_for_none(node.test)
-    return [name for name, value in name_assignments(node.body) if name == unset or _moves(value, name)]
+    moved = [name for name, value in nested_name_assignments(node.body) if name == unset or _moves(value, name)]
+    # ``for k, v in pred.items(): pred[k] = v.cpu()`` moves ``pred`` as well (``gathered``).
+    return list(dict.fromkeys([*moved, *copied_to_host_in(node.body)]))
 
 
 def _tested_for_none(test: cst.BaseExpression) -> str | None:

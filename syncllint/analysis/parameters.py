@@ -97,7 +97,8 @@ class ParameterBinding:
                     documented = documented_host(docstring) if docstring else frozenset()
                 if _commented_host(param) or name in documented:
                     value = HOST_TENSOR
-                else:
+                elif not (value is None and _number_default(param)):
+                    # ``parallel_gpu=1`` is a count whatever its suffix says.
                     value = self._suffix_value(name) or value
             if value is None and param.default is not None and self.infer(param.default).place is Place.PYTHON:
                 # ``fill=-1``, ``eps=1e-5``; ``device=None``: a value only callers may give, and in
@@ -152,6 +153,14 @@ def documented_host(docstring: str) -> frozenset[str]:
     return frozenset(
         name for name, text in entries.items() if says_host(text)
     )
+
+
+def _number_default(param: cst.Param) -> bool:
+    """``n=1``, ``scale=-0.5``, ``flag=True``: a default that is a Python number or bool."""
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    return isinstance(default, (cst.Integer, cst.Float)) or isinstance(default, cst.Name) and default.value in ("True", "False")
 
 
 def _commented_host(param: cst.Param) -> bool:

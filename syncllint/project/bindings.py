@@ -50,17 +50,28 @@ class FunctionBindings:
     arms: tuple[tuple[int, int, int, int], ...] = ()
     # Names assigned under ``if <name> is None:``: a default filled in, the caller's value otherwise.
     defaulted: frozenset[str] = frozenset()
+    # ``id`` of a value in ``repeated`` -> the last row of the block its assignment is written in:
+    # every row after the assignment, up to there, runs only after it.
+    block_ends: dict[int, int] = field(default_factory=dict)
 
     def reaching(self, name: str, call: ast.Call) -> list[ast.expr]:
         """The values of a name assigned several times that may hold when ``call`` runs: those above
-        it, and those anywhere in a loop around it (not ``x = f(x)``'s own result)."""
+        it, and those anywhere in a loop around it (not ``x = f(x)``'s own result). An assignment
+        written in a block the call is in, above it, replaces every value before it (and those
+        below the call in a loop around both)."""
         row = call.lineno
         around = [(first, last) for first, last in self.loops if first <= row <= last]
+        last = self.replacing(name, call)
+        replaced_at = last.lineno if last is not None else 0
+        # A loop around both the call and the replacing assignment runs that assignment again first.
+        renewed = last is not None and any(first <= replaced_at <= end for first, end in around)
         found: list[ast.expr] = []
         for value in self.repeated.get(name, ()):
             # ``rows = load(x)[0]`` stands for an unpacking: the row of the call it reads.
             line = getattr(value, "lineno", None) or getattr(getattr(value, "value", None), "lineno", None)
             if any(node is call for node in ast.walk(value)):
+                continue
+            if last is not None and value is not last and (line is None or line < replaced_at or line > row and renewed):
                 continue
             if line is not None and any(
                 a <= line <= b and c <= row <= d or c <= line <= d and a <= row <= b for a, b, c, d in self.arms
@@ -71,6 +82,20 @@ class FunctionBindings:
         return found
 
 
+    def replacing(self, name: str, call: ast.Call) -> ast.expr | None:
+        """The last value of ``name`` assigned above ``call`` in a block the call is in (directly or
+        nested): it runs on every path to the call, so earlier values (the caller's, for a
+        parameter) never reach it. ``num_atoms = torch.from_numpy(...)`` before ``self.stats(num_atoms)``."""
+        row = call.lineno
+        found: ast.expr | None = None
+        for value in self.repeated.get(name, ()):
+            end = self.block_ends.get(id(value))
+            if end is not None and (value.end_lineno or value.lineno) < row <= end:
+                if found is None or value.lineno > found.lineno:
+                    found = value
+        return found
+
+
 def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     assigned: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
@@ -78,9 +103,10 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
     loops: list[tuple[int, int]] = []
     arms: list[tuple[int, int, int, int]] = []
     defaulted: set[str] = set()
-    pending = list(body)
+    block_ends: dict[int, int] = {}
+    pending = [(statement, _last_row(body)) for statement in body] if body else []
     while pending:
-        statement = pending.pop()
+        statement, block_end = pending.pop()
         if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
             loops.append((statement.lineno, statement.end_lineno or statement.lineno))
         if isinstance(statement, ast.If) and (tested := _tested_for_none(statement.test)) is not None:
@@ -90,6 +116,7 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
                          statement.orelse[0].lineno, _last_row(statement.orelse)))
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             assigned.setdefault(statement.targets[0].id, []).append(statement.value)
+            block_ends[id(statement.value)] = block_end
             continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call):
             target = statement.targets[0]
@@ -106,10 +133,10 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         for target in _other_bindings(statement):
             others.update(_bound_names(target))
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for field_name in ("body", "orelse", "finalbody"):
-                pending.extend(getattr(statement, field_name, None) or ())
-            for handler in getattr(statement, "handlers", None) or ():
-                pending.extend(handler.body)
+            blocks = [getattr(statement, field_name, None) or [] for field_name in ("body", "orelse", "finalbody")]
+            blocks += [handler.body for handler in getattr(statement, "handlers", None) or ()]
+            for block in blocks:
+                pending.extend((inner, _last_row(block)) for inner in block if block)
     # ``prediction += part`` works in place on the array or tensor it was assigned and keeps its place;
     # from a Python number (``total = 0.0``) it takes the operand's, so such a name is not simple.
     others.update(name for name in augmented if name not in assigned or any(_a_number(v) for v in assigned[name]))
@@ -118,6 +145,8 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         once={name: values[0] for name, values in simple.items() if len(values) == 1},
         bound=frozenset(assigned) | others,
         repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
+        block_ends={id(value): block_ends[id(value)] for values in simple.values() if len(values) > 1 for value in values
+                    if id(value) in block_ends},
         loops=tuple(loops),
         arms=tuple(arms),
         defaulted=frozenset(defaulted),

@@ -34,6 +34,8 @@ _CONTAINER_READS = frozenset(("get", "pop", "values"))
 # Methods whose result is on the receiver's device: ``rows.new_zeros(n)``.
 NEW_ON_RECEIVER = frozenset(("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"))
 JOINS = frozenset("torch." + n for n in "cat concat concatenate stack hstack vstack".split())
+# Modules whose functions compute on tensors where they are (``torch.topk``, ``torch.linalg.norm``).
+_COMPUTING_MODULES = frozenset(("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"))
 
 
 
@@ -191,7 +193,8 @@ class PlaceReader:
         return _string(expr) == "cpu"
 
     def place_of(self, expr: ast.expr, locals_: dict[str, ast.expr], depth: int = 0) -> str | None:
-        if depth > 3:
+        # ``top = torch.topk(scores, k)[0]`` of ``scores = torch.zeros(n)``: a local, a row, an op, a local.
+        if depth > 5:
             return None
         if isinstance(expr, ast.Name) and expr.id in locals_:
             return self.place_of(locals_[expr.id], locals_, depth + 1)
@@ -204,6 +207,10 @@ class PlaceReader:
             return self.place_of(expr.value, locals_, depth + 1)
         if isinstance(expr, ast.Call) and self.host_factory(expr, locals_):
             return HOST
+        if isinstance(expr, ast.Call) and (operands := self._torch_operands(expr)):
+            # ``torch.topk(scores, k)`` / ``F.softmax(x)``: on its tensors' device, as ``BinOp`` below.
+            places = {self.place_of(a, locals_, depth + 1) for a in operands}
+            return DEVICE if DEVICE in places else HOST if HOST in places else None
         if isinstance(expr, ast.BinOp):
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
             # device wins, then a shown host; numbers and unshown names take the other's place.
@@ -216,8 +223,9 @@ class PlaceReader:
                 continue
             if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
                 break
-            if (self.qualify(receiver.func) or "") in api.TORCH_FACTORIES:
-                break  # ``torch.tensor(rows).reshape(-1, 2)``: a factory, not a method of ``torch``
+            if (self.qualify(receiver.func) or "") in api.TORCH_FACTORIES | api.HOST_TENSOR_FUNCTIONS:
+                # ``torch.tensor(rows).reshape(-1, 2)``, ``torch.from_numpy(a).long()``: a function, not a method
+                break
             method = receiver.func.attr
             if method in api.HOST_RESULT_METHODS:
                 return HOST
@@ -235,6 +243,17 @@ class PlaceReader:
             receiver = receiver.func.value
         # ``idxs.reshape(-1, n).T.ravel()``: where the local (or the factory) it starts from is.
         return self.place_of(receiver, locals_, depth + 1) if receiver is not expr else None
+
+    def _torch_operands(self, call: ast.Call) -> list[ast.expr]:
+        """The positional arguments of a torch op that computes on its inputs where they live
+        (``torch.topk``, ``torch.linalg.norm``, ``F.pad``): not factories, loaders or host queries."""
+        qualified = self.qualify(call.func) or ""
+        module, _, name = qualified.rpartition(".")
+        if module not in _COMPUTING_MODULES or not name or name[0].isupper():
+            return []
+        if qualified in api.TORCH_FACTORIES | api.TORCH_HOST_FUNCTIONS | api.TORCH_ANY_RESULT_FUNCTIONS:
+            return []
+        return [a for a in call.args if not isinstance(a, ast.Starred)]
 
     def host_factory(self, call: ast.Call, locals_: dict[str, ast.expr] | None = None) -> bool:
         """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders.

@@ -336,7 +336,9 @@ class _Reader:
         the call runs: ``sigmas = np.interp(...)`` on every path above ``self._to_karras(sigmas)``,
         though ``sigmas = torch.from_numpy(sigmas).to(device)`` comes after."""
         bindings = self.bindings_of(caller)
-        names = _argument_names(call) - locals_.keys() - self._parameters_of_unknown_place(caller)
+        # A parameter the caller replaces above the call, on every path to it, no longer holds what its own caller gave.
+        unknown = {name for name in self._parameters_of_unknown_place(caller) if bindings.replacing(name, call) is None}
+        names = _argument_names(call) - locals_.keys() - unknown
         # Host data only: a device on every path above is no surer a device than the names say.
         agreed = {
             name: value

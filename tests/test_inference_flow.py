@@ -1,0 +1,188 @@
+"""Where values flow: nested arms, a caller's replaced parameters, host copies of state dicts."""
+
+from __future__ import annotations
+
+from syncllint.diagnostics import Confidence
+from tests.conftest import lint
+
+
+def rows(source: str, code: str) -> list[int]:
+    return [d.start.row for d in lint(source) if d.code == code and d.confidence is not Confidence.LOW]
+
+
+NESTED_MOVE = """\
+import torch
+
+def statistics(key, data):
+    data = torch.from_numpy(data)
+    if "per_species" in key:
+        if "linear" in key:
+            data = data.cuda()
+        else:
+            pass
+    else:
+        return torch.std(data).item()
+    return data.sum().item()
+"""
+
+
+def test_a_move_in_a_nested_block_of_one_arm_stays_out_of_the_other_arm() -> None:
+    # Line 11 is the ``else`` of an ``if`` whose arm moves ``data`` to the device inside a nested
+    # ``if``: it still reads the host tensor. After the statement the moved value may hold, as flow
+    # order has it.
+    assert rows(NESTED_MOVE, "SYNC101") == [12]
+
+
+REPLACED_PARAMETER = """\
+import numpy as np
+import torch
+from torch import nn
+
+class Scaling(nn.Module):
+    def __init__(self, atoms, numbers=None, counts=None, device="cuda"):
+        super().__init__()
+        if numbers is None:
+            numbers = [atom.numbers for atom in atoms]
+        numbers = torch.from_numpy(np.concatenate(numbers)).squeeze(-1).long()
+        if counts is None:
+            counts = [len(atom) for atom in atoms]
+        self.register_buffer("shift", torch.tensor(self.statistics(numbers, counts)))
+        self.to(device)
+
+    def statistics(self, numbers, counts):
+        return numbers.max().item() + counts.max().item()
+"""
+
+
+def test_a_parameter_the_caller_replaces_before_the_call_holds_the_replacement() -> None:
+    # ``numbers`` is rebuilt from numpy on every path to the call: the method gets a host tensor.
+    # ``counts`` may still be the caller's own argument, of unknown place.
+    assert rows(REPLACED_PARAMETER, "SYNC101") == [17]
+    line = REPLACED_PARAMETER.splitlines()[16]
+    found = [d for d in lint(REPLACED_PARAMETER) if d.code == "SYNC101" and d.confidence is not Confidence.LOW]
+    assert [d.start.column for d in found] == [line.index("counts.max()") + 1]
+
+
+GATHERED_STATE = """\
+import torch
+import torch.distributed as dist
+
+def save(model, ws):
+    state = model.state_dict()
+    full = [None for _ in range(ws)]
+    for key, value in state.items():
+        state[key] = value.detach().cpu()
+    dist.all_gather_object(full, state)
+    return {key: torch.cat([full[i][key].cpu() for i in range(ws)]) for key in full[0]}
+
+def save_unmoved(model, ws):
+    state = model.state_dict()
+    full = [None for _ in range(ws)]
+    for key, value in state.items():
+        print(key, value.shape)
+    dist.all_gather_object(full, state)
+    return {key: torch.cat([full[i][key].cpu() for i in range(ws)]) for key in full[0]}
+"""
+
+
+def test_a_state_dict_copied_to_the_host_gathers_host_tensors() -> None:
+    # Line 8's copy is the sync; line 10 copies host tensors; the unmoved dict's copies may be device ones.
+    found = rows(GATHERED_STATE, "SYNC103")
+    assert 8 in found and 10 not in found
+    assert 18 in found
+
+
+LEAVING_ARM = """\
+import torch
+
+def statistics(key, data):
+    data = torch.from_numpy(data)
+    if "linear" in key:
+        data = data.cuda()
+        return data.sum()
+    return torch.mean(data).item()
+
+def per_row(keys):
+    rows = torch.zeros(3, device="cuda")
+    for key in keys:
+        if key:
+            rows = torch.from_numpy(key)
+            continue
+        total = rows.sum().item()
+"""
+
+
+def test_what_an_arm_that_leaves_binds_does_not_reach_the_code_after_it() -> None:
+    # Line 8 runs only where the arm did not: ``data`` is the host tensor from line 4. Line 16 runs
+    # where the ``continue`` arm did not rebind ``rows``: a device tensor (at least at first).
+    assert rows(LEAVING_ARM, "SYNC101") == [16]
+
+
+MATCHED = """\
+import torch
+
+def pick(kind, data):
+    data = torch.from_numpy(data)
+    if kind:
+        match kind:
+            case "device":
+                data = data.cuda()
+            case _:
+                pass
+    else:
+        return data.sum().item()
+"""
+
+
+def test_a_match_statement_in_an_arm_is_read_through() -> None:
+    # Its cases are blocks of the arm like any other: the move in one stays out of the ``else``.
+    assert rows(MATCHED, "SYNC101") == []
+
+
+TOP_SCORES = """\
+import torch
+
+class Interpreter:
+    def interpret(self, instances, k):
+        for instance in instances:
+            scores = torch.zeros(len(self.train))
+            top_scores, top_indices = torch.topk(scores, k)
+            device_scores, _ = torch.topk(self.model(instance), k)
+            self._gather(top_scores, top_indices)
+            self._gather_device(device_scores)
+
+    def _gather(self, scores, indices):
+        return [score.item() for score in scores]
+
+    def _gather_device(self, scores):
+        return [score.item() for score in scores]
+"""
+
+
+def test_a_torch_op_on_host_data_passes_host_data_to_a_helper() -> None:
+    # ``torch.topk`` of a host tensor is a host tensor: ``_gather`` reads host scores. The model's
+    # output may be anywhere, so ``_gather_device``'s reads stay.
+    assert rows(TOP_SCORES, "SYNC101") == [16]
+
+
+SCORES_BY_KIND = """\
+import copy
+
+def process(data_samples):
+    results = []
+    for data_sample in copy.deepcopy(data_samples):
+        pred = data_sample["pred_score"]
+        if isinstance(pred, dict):
+            for item_name, score in pred.items():
+                pred[item_name] = score.cpu().numpy()
+        else:
+            pred = pred.cpu().numpy()
+        results.append(pred)
+    return results
+"""
+
+
+def test_a_dict_copied_to_the_host_in_one_arm_is_not_the_other_arm_s_tensor() -> None:
+    # The ``else`` arm starts from ``pred`` as it was before the ``if``: a value of unknown place,
+    # not a tensor (restoring it must not read it as an opaque rebinding of the arm's host dict).
+    assert [d.start.row for d in lint(SCORES_BY_KIND) if d.code == "SYNC103"] == [9, 11]
