@@ -528,6 +528,18 @@ CORPORA = (
     # Added for uniform187: AllenNLP (NLP research library: models, token embedders, metrics,
     # trainer, predictors), never tuned on; drawn beside uniform182.
     Corpus("allennlp", "2.10.1"),
+    # Added for uniform188: learn2learn (meta-learning: MAML/MetaSGD wrappers, task datasets,
+    # few-shot benchmarks), never tuned on; drawn from session 29's commit 42928b5, after its changes.
+    Corpus("learn2learn", "0.2.0", sdist=True),
+    # Added for uniform189: normflows (normalizing flows: flow layers, base distributions, MCMC
+    # samplers), never tuned on; drawn beside uniform188.
+    Corpus("normflows", "1.7.3", sdist=True),
+    # Added for uniform190: Parler-TTS (text-to-speech: a decoder over DAC audio codes, generation,
+    # streaming), never tuned on; drawn beside uniform188.
+    Corpus("parler_tts", "0.2.3", sdist=True),
+    # Added for uniform191: RecBole (recommender systems: general, sequential and knowledge-aware
+    # models, trainers, evaluators), never tuned on; drawn beside uniform188.
+    Corpus("recbole", "1.2.1"),
 )
 
 
