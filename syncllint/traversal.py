@@ -100,29 +100,38 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, keep: Iterable[type] = ()) 
     Walker(visitor, keep).walk(node)
 
 
-def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """``name = value`` statements written directly in a block (not in its nested blocks)."""
+def assignments(suite: cst.BaseSuite) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]]:
+    """``target = value`` statements with one target, written directly in a block (not in its nested blocks)."""
     for line in suite.body if isinstance(suite, cst.IndentedBlock) else ():
         if not isinstance(line, cst.SimpleStatementLine):
             continue
         for statement in line.body:
-            if (
-                isinstance(statement, cst.Assign)
-                and len(statement.targets) == 1
-                and isinstance(statement.targets[0].target, cst.Name)
-            ):
-                yield statement.targets[0].target.value, statement.value
+            if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+                yield statement.targets[0].target, statement.value
 
 
-def nested_name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """``name = value`` statements anywhere in a block, its nested ``if``/loop/``with``/``try``
-    blocks included (not in functions or classes defined there)."""
-    yield from name_assignments(suite)
+def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements written directly in a block (not in its nested blocks)."""
+    for target, value in assignments(suite):
+        if isinstance(target, cst.Name):
+            yield target.value, value
+
+
+def nested_blocks(suite: cst.BaseSuite) -> Iterator[cst.BaseSuite]:
+    """A block and the blocks of its ``if``/loop/``with``/``try``/``match`` statements, nested ones
+    included (not those of functions or classes defined there)."""
+    yield suite
     for line in suite.body if isinstance(suite, cst.IndentedBlock) else ():
         if isinstance(line, (cst.FunctionDef, cst.ClassDef)) or not isinstance(line, cst.BaseCompoundStatement):
             continue
         for block in blocks_of(line):
-            yield from nested_name_assignments(block)
+            yield from nested_blocks(block)
+
+
+def nested_name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements anywhere in a block, its nested blocks included."""
+    for block in nested_blocks(suite):
+        yield from name_assignments(block)
 
 
 def blocks_of(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:

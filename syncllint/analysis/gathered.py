@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from syncllint.analysis.values import HOST_TENSOR, Place
-from syncllint.traversal import blocks_of
+from syncllint.traversal import assignments, nested_blocks
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -57,29 +57,18 @@ def copied_to_host(loop: cst.For) -> str | None:
         return None
     container = call.func.value.value
     # Written directly in the loop body, so every iteration replaces its key's value.
-    for line in loop.body.body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        for statement in line.body:
-            if (
-                isinstance(statement, cst.Assign)
-                and len(statement.targets) == 1
-                and _item_of(statement.targets[0].target, container, key.value)
-                and _copies_to_host(statement.value, value.value)
-            ):
-                return container
+    for target, assigned in assignments(loop.body):
+        if _item_of(target, container, key.value) and _copies_to_host(assigned, value.value):
+            return container
     return None
 
 
 def copied_to_host_in(suite: cst.BaseSuite) -> Iterator[str]:
     """The dicts such loops copy to the host anywhere in ``suite`` (nested blocks included)."""
-    for line in suite.body if isinstance(suite, cst.IndentedBlock) else ():
-        if isinstance(line, (cst.FunctionDef, cst.ClassDef)) or not isinstance(line, cst.BaseCompoundStatement):
-            continue
-        if isinstance(line, cst.For) and (container := copied_to_host(line)) is not None:
-            yield container
-        for block in blocks_of(line):
-            yield from copied_to_host_in(block)
+    for block in nested_blocks(suite):
+        for line in block.body if isinstance(block, cst.IndentedBlock) else ():
+            if isinstance(line, cst.For) and (container := copied_to_host(line)) is not None:
+                yield container
 
 
 def note_gathered_objects(inference: DeviceInference, call: cst.Call) -> None:
