@@ -33,11 +33,16 @@ def named_parameters(params: cst.Parameters) -> tuple[cst.Param, ...]:
     return (*params.posonly_params, *params.params, *params.kwonly_params)
 
 
-def string_key(subscript: cst.Subscript) -> str | None:
-    """``state["mask"]`` -> ``"mask"``: the one plain string a subscript is keyed by, else None."""
+def sole_index(subscript: cst.Subscript) -> cst.BaseExpression | None:
+    """``x[key]`` -> ``key``: the one plain index of a subscript (no slice, no tuple of them), else None."""
     if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
         return None
-    key = subscript.slice[0].slice.value
+    return subscript.slice[0].slice.value
+
+
+def string_key(subscript: cst.Subscript) -> str | None:
+    """``state["mask"]`` -> ``"mask"``: the one plain string a subscript is keyed by, else None."""
+    key = sole_index(subscript)
     text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
     return text if isinstance(text, str) else None
 

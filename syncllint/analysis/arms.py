@@ -99,10 +99,9 @@ class MovingArms:
         self._rebound_before: dict[int, dict[str, Value]] = {}
         # id of an ``else`` body -> modules built on the host that the ``if`` arm moves
         self._fresh_before: dict[int, set[str]] = {}
-        # id of an ``if`` whose arm leaves (``return``, ``continue``...) -> names the arm binds, as
-        # they were before it; the arm's body id -> their values at its end
+        # id of the body of an ``if`` arm that leaves (``return``, ``continue``...) -> names it binds,
+        # as they were before it; then their values at its end
         self._left_before: dict[int, dict[str, Value]] = {}
-        self._left_names: dict[int, list[str]] = {}
         self._left_after: dict[int, dict[str, Value]] = {}
 
     def enter_if(self, node: cst.If) -> None:
@@ -111,8 +110,7 @@ class MovingArms:
         if ends_flow(node.body):
             left = {name: v for name, _ in nested_name_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
             if left:
-                self._left_before[id(node)] = left
-                self._left_names[id(node.body)] = list(left)
+                self._left_before[id(node.body)] = left
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
             # ``device = "cpu"`` above, ``device = "cuda"`` in the body: either device after the ``if``.
@@ -145,9 +143,9 @@ class MovingArms:
         # ``if linear: data = data.cuda(); return ...``: what that arm bound never reaches the code
         # after the statement; the name holds its value from before, unless another arm rebound it.
         left_after = self._left_after.pop(id(node.body), {})
-        for name, value in self._left_before.pop(id(node), {}).items():
+        for name, value in self._left_before.pop(id(node.body), {}).items():
             if name in left_after and self._inference.lookup(name) is left_after[name]:
-                self._inference.restore(name, value)
+                self._inference.set_local(name, value)
         split = id(node.body) in self._splits
         self._splits.discard(id(node.body))
         arms = self._both_body.pop(id(node.body), {})
@@ -167,7 +165,7 @@ class MovingArms:
         both = self._both_names.pop(id(suite), None)
         if both is not None:
             self._both_body[id(suite)] = {n: v for n in both if (v := self._inference.lookup(n)) is not None}
-        left = self._left_names.pop(id(suite), None)
+        left = self._left_before.get(id(suite))
         if left is not None:
             self._left_after[id(suite)] = {n: v for n in left if (v := self._inference.lookup(n)) is not None}
         names = self._try_names.pop(id(suite), None)
@@ -200,6 +198,8 @@ class MovingArms:
                 continue
             self._inference.bind(cst.Name(name), _either(before, now) if name in reaching else before)
 
+    # Restoring sets a name's value as it was (``set_local``): ``bind`` would read an unknown value
+    # given back over the arm's tensor as an opaque rebinding of that tensor, a tensor still.
     def _start_arm(self, key: int) -> None:
         fresh = self._fresh_before.get(key, set())
         # ``model.cuda(device)`` in the ``if`` arm; the ``else`` arm still holds the host-built model.
@@ -211,7 +211,7 @@ class MovingArms:
         kept: dict[str, tuple[Value, Value]] = {}
         for name, value in before.items():
             first_arm = self._inference.lookup(name)
-            self._inference.restore(name, value)
+            self._inference.set_local(name, value)
             entered = self._inference.lookup(name)
             if first_arm is not None and entered is not None:
                 kept[name] = (first_arm, entered)
@@ -224,7 +224,7 @@ class MovingArms:
             self._inference.moved_modules.add(name)
         for name, (first_arm, entered) in self._kept.pop(key, {}).items():
             if self._inference.lookup(name) is entered:  # the other arm left it alone
-                self._inference.restore(name, first_arm)
+                self._inference.set_local(name, first_arm)
 
 
 def _either(body: Value, handler: Value) -> Value:

@@ -176,11 +176,6 @@ class DeviceInference(
     def set_local(self, name: str, value: Value) -> None:
         self._scopes[-1].names[name] = value
 
-    def restore(self, name: str, value: Value) -> None:
-        """Give ``name`` back a value it held (an arm's start, an ``if``'s end): as it was, not read
-        again as a new assignment (``bind`` would take an opaque value for a tensor still)."""
-        self._scopes[-1].names[name] = value
-
     def note_none_default(self, name: str, value: Value) -> None:
         self._scopes[-1].none_defaults[name] = value
 

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from syncllint.analysis import torch_api as api
+from syncllint.analysis.arguments import sole_index
 from syncllint.analysis.values import HOST_TENSOR, Place
 from syncllint.traversal import assignments, nested_blocks
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
 
-# The last call of a chain that leaves host data: ``value.detach().cpu()``, ``value.numpy()``.
-_HOST_COPIES = frozenset(("cpu", "numpy", "tolist", "item"))
 _GATHERS = frozenset(("torch.distributed.all_gather_object",))
 
 
@@ -86,9 +86,7 @@ def _item_of(target: cst.BaseExpression, container: str, key: str) -> bool:
     """``container[key]``."""
     if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == container):
         return False
-    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
-        return False
-    index = target.slice[0].slice.value
+    index = sole_index(target)
     return isinstance(index, cst.Name) and index.value == key
 
 
@@ -101,7 +99,7 @@ def _copies_to_host(expr: cst.BaseExpression, name: str) -> bool:
         target = expr.args[0].value if len(expr.args) == 1 else None
         if not (isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"):
             return False
-    elif method not in _HOST_COPIES:
+    elif method not in api.HOST_RESULT_METHODS:  # the chain's last call: ``value.detach().cpu()``
         return False
     receiver = expr.func.value
     while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):

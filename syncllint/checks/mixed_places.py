@@ -21,6 +21,7 @@ from syncllint.analysis.arguments import (
     keyword,
     may_be_set,
     positional,
+    sole_index,
 )
 from syncllint.analysis.values import DeviceLiteral, DType, Place, Value
 from syncllint.checks.base import Rule, RuleContext
@@ -223,9 +224,9 @@ class HostTensorIntoDeviceOp(Rule):
 
 def _keyed_by_name(subscript: cst.Subscript, ctx: RuleContext) -> bool:
     """A key no tensor takes as an index: a string or a dtype (``x.dtype``, ``torch.float16``)."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+    key = sole_index(subscript)
+    if key is None:
         return False
-    key = subscript.slice[0].slice.value
     if is_string_literal(key) or isinstance(key, cst.Attribute) and key.attr.value == "dtype":
         return True
     return ctx.inference.names_a_dtype(key)

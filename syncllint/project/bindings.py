@@ -50,7 +50,7 @@ class FunctionBindings:
     arms: tuple[tuple[int, int, int, int], ...] = ()
     # Names assigned under ``if <name> is None:``: a default filled in, the caller's value otherwise.
     defaulted: frozenset[str] = frozenset()
-    # ``id`` of a value in ``repeated`` -> the last row of the block its assignment is written in:
+    # ``id`` of an assigned value -> the last row of the block its assignment is written in:
     # every row after the assignment, up to there, runs only after it.
     block_ends: dict[int, int] = field(default_factory=dict)
 
@@ -80,7 +80,6 @@ class FunctionBindings:
             if line is None or line < row or any(first <= line <= last for first, last in around):
                 found.append(value)
         return found
-
 
     def replacing(self, name: str, call: ast.Call) -> ast.expr | None:
         """The last value of ``name`` assigned above ``call`` in a block the call is in (directly or
@@ -135,8 +134,9 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             blocks = [getattr(statement, field_name, None) or [] for field_name in ("body", "orelse", "finalbody")]
             blocks += [handler.body for handler in getattr(statement, "handlers", None) or ()]
-            for block in blocks:
-                pending.extend((inner, _last_row(block)) for inner in block if block)
+            for block in filter(None, blocks):
+                end = _last_row(block)
+                pending.extend((inner, end) for inner in block)
     # ``prediction += part`` works in place on the array or tensor it was assigned and keeps its place;
     # from a Python number (``total = 0.0``) it takes the operand's, so such a name is not simple.
     others.update(name for name in augmented if name not in assigned or any(_a_number(v) for v in assigned[name]))
@@ -145,8 +145,7 @@ def function_bindings(body: list[ast.stmt]) -> FunctionBindings:
         once={name: values[0] for name, values in simple.items() if len(values) == 1},
         bound=frozenset(assigned) | others,
         repeated={name: tuple(values) for name, values in simple.items() if len(values) > 1},
-        block_ends={id(value): block_ends[id(value)] for values in simple.values() if len(values) > 1 for value in values
-                    if id(value) in block_ends},
+        block_ends=block_ends,
         loops=tuple(loops),
         arms=tuple(arms),
         defaulted=frozenset(defaulted),

@@ -36,6 +36,10 @@ NEW_ON_RECEIVER = frozenset(("new_zeros", "new_ones", "new_empty", "new_full", "
 JOINS = frozenset("torch." + n for n in "cat concat concatenate stack hstack vstack".split())
 # Modules whose functions compute on tensors where they are (``torch.topk``, ``torch.linalg.norm``).
 _COMPUTING_MODULES = frozenset(("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special"))
+# Torch functions, not tensor methods, that start a chain (``torch.from_numpy(a).long()``).
+_CHAIN_STARTS = api.TORCH_FACTORIES | api.HOST_TENSOR_FUNCTIONS
+# Functions of those modules that do not compute on their inputs: factories, loaders, host queries.
+_NOT_COMPUTING = api.TORCH_FACTORIES | api.TORCH_HOST_FUNCTIONS | api.TORCH_ANY_RESULT_FUNCTIONS
 
 
 
@@ -223,7 +227,7 @@ class PlaceReader:
                 continue
             if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
                 break
-            if (self.qualify(receiver.func) or "") in api.TORCH_FACTORIES | api.HOST_TENSOR_FUNCTIONS:
+            if (self.qualify(receiver.func) or "") in _CHAIN_STARTS:
                 # ``torch.tensor(rows).reshape(-1, 2)``, ``torch.from_numpy(a).long()``: a function, not a method
                 break
             method = receiver.func.attr
@@ -251,7 +255,7 @@ class PlaceReader:
         module, _, name = qualified.rpartition(".")
         if module not in _COMPUTING_MODULES or not name or name[0].isupper():
             return []
-        if qualified in api.TORCH_FACTORIES | api.TORCH_HOST_FUNCTIONS | api.TORCH_ANY_RESULT_FUNCTIONS:
+        if qualified in _NOT_COMPUTING:
             return []
         return [a for a in call.args if not isinstance(a, ast.Starred)]
 
