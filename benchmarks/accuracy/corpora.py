@@ -540,6 +540,25 @@ CORPORA = (
     # Added for uniform191: RecBole (recommender systems: general, sequential and knowledge-aware
     # models, trainers, evaluators), never tuned on; drawn beside uniform188.
     Corpus("recbole", "1.2.1"),
+    # Added for uniform192: TransformerLens (mechanistic interpretability: hooked transformers,
+    # activation caches, weight loading, evals), never tuned on; drawn from session 30's start
+    # commit 6929f75, before its changes.
+    Corpus("transformer_lens", "4.3.0"),
+    # Added for uniform193: skrl (reinforcement learning: PPO/SAC/TD3 agents, memories, trainers,
+    # multi-agent), never tuned on; drawn beside uniform192.
+    Corpus("skrl", "2.1.1"),
+    # Added for uniform194: zuko (normalizing flows: autoregressive and coupling transforms,
+    # distributions), never tuned on; drawn beside uniform192.
+    Corpus("zuko", "1.6.0"),
+    # Added for uniform195: Kokoro (text-to-speech: ISTFTNet decoder, pipeline over phoneme
+    # chunks), never tuned on; drawn beside uniform192.
+    Corpus("kokoro", "0.9.4"),
+    # Added for uniform196: DeepXDE (physics-informed networks: PDE data, models, training with
+    # several backends), never tuned on; drawn beside uniform192.
+    Corpus("deepxde", "1.15.0"),
+    # Added for uniform197: WhisperX (speech recognition: batched Whisper, alignment, diarization),
+    # never tuned on; drawn beside uniform192.
+    Corpus("whisperx", "3.8.6"),
 )
 
 
