@@ -53,6 +53,8 @@ DEFAULT_HOST_MODULES = (
     # samplers) pick indices on the CPU for a loader; token samplers live in ``sample/`` or
     # ``*_sampler.py`` modules, not in these folders.
     "*/sampler/*", "*/samplers/*",
+    # A module named for a dataset: its helpers trim, pad and split samples in DataLoader workers.
+    "*/dataset.py", "dataset.py",
 )
 # Where vLLM and sglang build models: their loaders construct every layer under ``with
 # torch.device(target)``, so a factory in an ``nn.Module``'s ``__init__`` builds on the accelerator.

@@ -26,7 +26,7 @@ from syncllint.analysis.imports import ImportMap
 from syncllint.analysis.module_index import ModuleIndex
 from syncllint.analysis.noqa import parse_noqa
 from syncllint.analysis.positions import node_ranges
-from syncllint.analysis.values import Place
+from syncllint.analysis.values import DeviceLiteral, Place
 from syncllint.checks import select_rules
 from syncllint.checks.base import Rule, RuleContext
 from syncllint.config import Settings
@@ -208,6 +208,9 @@ def _walk(
         dict(facts.follows),
         {key: tuple(_PLACES.get(place) if place else None for place in places) for key, places in facts.elements},
     )
+    if linked.accelerator_default:
+        # ``torch.set_default_device("cuda")`` at import elsewhere in the project (DeepXDE's backend).
+        inference.set_default_device(DeviceLiteral.ACCELERATOR)
     walker = BatchedWalker(
         rule_set.dispatch,
         imports,

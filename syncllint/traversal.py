@@ -21,6 +21,8 @@ import libcst as cst
 from libcst._nodes import op as _op_nodes
 from libcst._nodes import whitespace as _whitespace_nodes
 
+from syncllint.analysis.imports import dotted_name
+
 
 def subclasses(*roots: type) -> set[type]:
     """Every class derived from ``roots`` (not the roots themselves)."""
@@ -115,6 +117,16 @@ def name_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpres
     for target, value in assignments(suite):
         if isinstance(target, cst.Name):
             yield target.value, value
+
+
+def bound_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` and ``self.field = value`` statements written directly in a block, by the
+    key the inference binds them under (``"x"``, ``"self.cfg.device"``)."""
+    for target, value in assignments(suite):
+        if isinstance(target, cst.Name):
+            yield target.value, value
+        elif isinstance(target, cst.Attribute) and (key := dotted_name(target) or "").startswith("self."):
+            yield key, value
 
 
 def nested_blocks(suite: cst.BaseSuite) -> Iterator[cst.BaseSuite]:

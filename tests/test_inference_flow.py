@@ -186,3 +186,83 @@ def test_a_dict_copied_to_the_host_in_one_arm_is_not_the_other_arm_s_tensor() ->
     # The ``else`` arm starts from ``pred`` as it was before the ``if``: a value of unknown place,
     # not a tensor (restoring it must not read it as an opaque rebinding of the arm's host dict).
     assert [d.start.row for d in lint(SCORES_BY_KIND) if d.code == "SYNC103"] == [9, 11]
+
+
+FIELD_FALLBACK = """\
+import torch
+
+class Bridge:
+    def __init__(self, cfg, model):
+        self.cfg = cfg
+        try:
+            self.cfg.device = str(next(model.parameters()).device)
+        except StopIteration:
+            self.cfg.device = "cpu"
+        self.home = "cpu"
+
+    def generate(self, logits):
+        tokens = torch.argmax(logits, dim=-1).to(self.cfg.device)
+        return tokens, logits.to(self.home)
+"""
+
+
+def test_a_field_a_handler_sets_to_the_cpu_is_no_host_device_after_the_try() -> None:
+    # TransformerLens falls back to ``"cpu"`` when the model has no parameters: after the ``try``
+    # the field holds the body's device or the handler's, as a local does. A field that is ``"cpu"``
+    # on every path still names the host (line 14).
+    assert rows(FIELD_FALLBACK, "SYNC103") == [14]
+
+
+GROWN_ON_HOST = """\
+import torch
+
+def backtrack(emission, k):
+    return emission[k].exp().item()
+
+def align(model, waveform, extra):
+    emissions = model(waveform.to("cuda"))
+    emission = emissions[0].cpu()
+    if extra:
+        column = emission[:, 1:].max(dim=1).values
+        emission = torch.cat([emission, column.unsqueeze(1)], dim=1)
+    return backtrack(emission, 3)
+
+def scores(model, waveform, extra):
+    emission = model(waveform.to("cuda"))[0]
+    if extra:
+        emission = torch.cat([emission, emission[:, :1]], dim=1)
+    return backtrack(emission, 3)
+"""
+
+
+def test_a_host_tensor_grown_with_its_own_rows_stays_on_the_host_for_a_callee() -> None:
+    # ``emission = torch.cat([emission, ...])`` reads the name's earlier value, a host copy: the
+    # helper gets host data from ``align``. ``scores`` passes the model's output, so the helper
+    # still reads device data on one call and its ``.item()`` is reported.
+    assert rows(GROWN_ON_HOST, "SYNC101") == [4]
+    assert rows(GROWN_ON_HOST.split("def scores")[0], "SYNC101") == []
+
+
+MASKED_ON_HOST = """\
+import torch
+from torch import nn
+
+class Flow(nn.Module):
+    def __init__(self, features, adjacency):
+        super().__init__()
+        adjacency = torch.as_tensor(adjacency, dtype=bool)
+        adjacency = adjacency * ~torch.eye(features, dtype=bool)
+        self.passes = self._diameter(adjacency)
+
+    @staticmethod
+    def _diameter(adjacency):
+        return adjacency.sum(dim=1).max().item()
+"""
+
+
+def test_a_product_with_a_negated_host_factory_is_host_data_for_a_callee() -> None:
+    # ``adjacency * ~torch.eye(n)``: a full host matrix in the product puts the result on the host
+    # (a device operand would raise), so the helper's ``.item()`` reads host memory.
+    assert rows(MASKED_ON_HOST, "SYNC101") == []
+    # Beside a mask of unknown place the product says nothing: the helper's ``.item()`` stays.
+    assert rows(MASKED_ON_HOST.replace("~torch.eye(features, dtype=bool)", "~self.mask"), "SYNC101") == [13]

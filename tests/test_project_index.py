@@ -946,3 +946,45 @@ def test_a_flag_named_like_a_device_tensor_is_no_device_data_for_the_callee(tmp_
     found = findings(tmp_path, package(search=search), "pkg/search.py")
     assert ("SYNC502", 10) not in found
     assert ("SYNC103", 12) in found
+
+
+BACKEND_DEFAULT = """
+import torch
+
+if torch.cuda.is_available():
+    torch.set_default_device("cuda")
+"""
+
+BACKEND_HELPER = """
+import torch
+
+def set_up():
+    torch.set_default_device("cuda")
+"""
+
+SCRIPT_DEFAULT = """
+import torch
+
+if __name__ == "__main__":
+    torch.set_default_device("cuda")
+"""
+
+BIASED_NET = """
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b = torch.nn.Parameter(torch.tensor(0.0))
+"""
+
+
+def test_a_default_device_set_at_import_elsewhere_puts_every_factory_on_the_accelerator(tmp_path: Path) -> None:
+    # DeepXDE's backend makes CUDA the default device when it is imported: ``torch.tensor(0.0)``
+    # in any model of the project then copies a host number to the GPU.
+    files = package(backend=BACKEND_DEFAULT, net=BIASED_NET)
+    assert ("SYNC201", 7) in findings(tmp_path / "imported", files, "pkg/net.py")
+    # A function that sets it runs only if someone calls it: the project's factories stay where they were.
+    assert findings(tmp_path / "called", package(backend=BACKEND_HELPER, net=BIASED_NET), "pkg/net.py") == []
+    # So does a module that sets it only when run as a script (LLM Compressor's vendored DeepSeek model).
+    assert findings(tmp_path / "script", package(backend=SCRIPT_DEFAULT, net=BIASED_NET), "pkg/net.py") == []

@@ -559,6 +559,15 @@ CORPORA = (
     # Added for uniform197: WhisperX (speech recognition: batched Whisper, alignment, diarization),
     # never tuned on; drawn beside uniform192.
     Corpus("whisperx", "3.8.6"),
+    # Added for uniform198: scvi-tools (single-cell omics: variational autoencoders, training
+    # plans, data managers), never tuned on; drawn after session 30's changes.
+    Corpus("scvi_tools", "1.4.2"),
+    # Added for uniform199: Cellpose (cell segmentation: U-Net style networks, flow dynamics,
+    # training), never tuned on; drawn beside uniform198.
+    Corpus("cellpose", "4.2.1.1"),
+    # Added for uniform200: SAELens (sparse autoencoders on model activations: training, caches,
+    # evaluation), never tuned on; drawn beside uniform198.
+    Corpus("sae_lens", "6.54.12"),
 )
 
 

@@ -69,7 +69,7 @@ import libcst as cst
 from syncllint.analysis.gathered import copied_to_host_in
 from syncllint.analysis.module_state import DEVICE_MOVES
 from syncllint.analysis.values import TENSOR, Place, Value, join
-from syncllint.traversal import ends_flow, name_assignments, nested_name_assignments
+from syncllint.traversal import bound_assignments, ends_flow, nested_name_assignments
 
 if TYPE_CHECKING:
     from syncllint.analysis.devices import DeviceInference
@@ -114,15 +114,15 @@ class MovingArms:
         other = node.orelse.body if isinstance(node.orelse, cst.Else) else node.orelse
         if other is None:
             # ``device = "cpu"`` above, ``device = "cuda"`` in the body: either device after the ``if``.
-            held = {name: v for name, _ in name_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
+            held = {name: v for name, _ in bound_assignments(node.body) if (v := self._inference.lookup(name)) is not None}
             self._rebound_before[id(node)] = {name: v for name, v in held.items() if v.device_literal is not None}
             return
         if isinstance(node.orelse, cst.Else):
             moved = _modules_moved_in(node.body) & self._inference.fresh_modules
             if moved:
                 self._fresh_before[id(other)] = moved
-            body_names = {name for name, _ in name_assignments(node.body)}
-            both = [name for name, _ in name_assignments(node.orelse.body) if name in body_names]
+            body_names = {name for name, _ in bound_assignments(node.body)}
+            both = [name for name, _ in bound_assignments(node.orelse.body) if name in body_names]
             if both:
                 self._both_names[id(node.body)] = both
         before: dict[str, Value] = {}
@@ -155,7 +155,7 @@ class MovingArms:
         for name, other in arms.items():
             now = self._inference.lookup(name)
             if now is not None and _holds_either(now, other, split):
-                self._inference.bind(cst.Name(name), join(other, now))
+                self._inference.bind(_target(name), join(other, now))
 
     def enter_suite(self, suite: cst.BaseSuite) -> None:
         self._start_arm(id(suite))
@@ -174,11 +174,11 @@ class MovingArms:
 
     def enter_try(self, node: cst.Try | cst.TryStar) -> None:
         if node.handlers:
-            in_body = [name for name, _ in name_assignments(node.body)]
+            in_body = [name for name, _ in bound_assignments(node.body)]
             self._try_names[id(node.body)] = in_body
             bound: dict[str, bool] = {}  # name -> whether a handler that binds it goes on after
             for handler in node.handlers:
-                for name, _ in name_assignments(handler.body):
+                for name, _ in bound_assignments(handler.body):
                     bound[name] = bound.get(name, False) or not ends_flow(handler.body)
             handler_only = bound.keys() - set(in_body)
             if handler_only:
@@ -190,13 +190,13 @@ class MovingArms:
         for name, value in self._after_body.pop(id(node.body), {}).items():
             now = self._inference.lookup(name)
             if now is not None and now is not value:
-                self._inference.bind(cst.Name(name), _either(value, now))
+                self._inference.bind(_target(name), _either(value, now))
         before_try, reaching = self._before_try.pop(id(node), ({}, set()))
         for name, before in before_try.items():
             now = self._inference.lookup(name)
             if before is None or now is None or now is before:
                 continue
-            self._inference.bind(cst.Name(name), _either(before, now) if name in reaching else before)
+            self._inference.bind(_target(name), _either(before, now) if name in reaching else before)
 
     # Restoring sets a name's value as it was (``set_local``): ``bind`` would read an unknown value
     # given back over the arm's tensor as an opaque rebinding of that tensor, a tensor still.
@@ -225,6 +225,11 @@ class MovingArms:
         for name, (first_arm, entered) in self._kept.pop(key, {}).items():
             if self._inference.lookup(name) is entered:  # the other arm left it alone
                 self._inference.set_local(name, first_arm)
+
+
+def _target(key: str) -> cst.BaseExpression:
+    """The expression a key of ``bound_assignments`` binds: ``x`` or ``self.cfg.device``."""
+    return cst.parse_expression(key) if "." in key else cst.Name(key)
 
 
 def _either(body: Value, handler: Value) -> Value:

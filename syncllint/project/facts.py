@@ -74,6 +74,9 @@ class LinkedFacts:
     module: ModuleFacts | None = None
     # As ``returns``, per element of the tuples the helpers return (``ModuleFacts.elements``).
     elements: tuple[tuple[str, tuple[str | None, ...]], ...] = ()
+    # Some module of the project makes the accelerator torch's default device at import
+    # (``FileSummary.sets_accelerator_default``).
+    accelerator_default: bool = False
 
     def digest(self) -> bytes:
         return hashlib.blake2b(repr(self).encode(), digest_size=16).digest()

@@ -89,6 +89,7 @@ class ProjectIndex:
             for name, place in summary.attributes:
                 places.setdefault(name, set()).add(place)
         self.host_attributes = frozenset(name for name, found in places.items() if _host_attribute(found))
+        self.accelerator_default = any(s.sets_accelerator_default for s in self.modules.values())
         self.allowed_only = only_called_when_allowed(
             (s.calls_allowed for s in self.modules.values()), (s.calls_outside for s in self.modules.values())
         )
@@ -189,7 +190,7 @@ class ProjectIndex:
         defines functions by (only those facts travel)."""
         summary = self.modules.get(module)
         if summary is None:
-            return LinkedFacts()
+            return LinkedFacts(accelerator_default=self.accelerator_default)
         outside: list[tuple[str, tuple[CallSummary, ...] | None]] = []
         for key, function in summary.functions:
             if function.method:
@@ -212,6 +213,7 @@ class ProjectIndex:
             tuple(sorted(self.allowed_only & defined)),
             method_calls=tuple(by_name),
             elements=tuple(sorted(elements.items())),
+            accelerator_default=self.accelerator_default,
         )
         whole = self._whole.get(module)
         return replace(linked, module=combine(whole, linked)) if whole is not None else linked

@@ -215,6 +215,8 @@ class PlaceReader:
             # ``torch.topk(scores, k)`` / ``F.softmax(x)``: on its tensors' device, as ``BinOp`` below.
             places = {self.place_of(a, locals_, depth + 1) for a in operands}
             return DEVICE if DEVICE in places else HOST if HOST in places else None
+        if isinstance(expr, ast.UnaryOp):  # ``~torch.eye(n, dtype=bool)``: where its operand is
+            return self.place_of(expr.operand, locals_, depth + 1)
         if isinstance(expr, ast.BinOp):
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
             # device wins, then a shown host; numbers and unshown names take the other's place.
@@ -222,8 +224,11 @@ class PlaceReader:
             return DEVICE if DEVICE in places else HOST if HOST in places else None
         receiver = expr
         while True:
-            if isinstance(receiver, ast.Attribute) and receiver.attr in _VIEW_ATTRIBUTES:
-                receiver = receiver.value  # ``idxs.T``: a view, where its tensor is
+            if isinstance(receiver, ast.Attribute) and (
+                receiver.attr in _VIEW_ATTRIBUTES
+                or (receiver.attr in api.RESULT_FIELDS and isinstance(receiver.value, ast.Call))
+            ):
+                receiver = receiver.value  # ``idxs.T``, ``scores.max(dim=1).values``: where its tensor is
                 continue
             if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)):
                 break
@@ -257,7 +262,9 @@ class PlaceReader:
             return []
         if qualified in _NOT_COMPUTING:
             return []
-        return [a for a in call.args if not isinstance(a, ast.Starred)]
+        # ``torch.cat([emission, extra])``: the tensors of a list argument meet on one device.
+        return [e for a in call.args for e in (a.elts if isinstance(a, (ast.List, ast.Tuple)) else (a,))
+                if not isinstance(e, ast.Starred)]
 
     def host_factory(self, call: ast.Call, locals_: dict[str, ast.expr] | None = None) -> bool:
         """``torch.randn(...)`` / ``torch.tensor([...])`` without ``device=``; safetensors' loaders.

@@ -85,6 +85,9 @@ class FileSummary:
     # Names the module calls (``x.name(...)`` / ``name(...)``) inside its allowed regions, and outside them.
     calls_allowed: frozenset[str] = frozenset()
     calls_outside: frozenset[str] = frozenset()
+    # ``torch.set_default_device("cuda")`` run at import (DeepXDE's backend): every factory of the
+    # project without ``device=`` builds on the accelerator once this module is imported.
+    sets_accelerator_default: bool = False
 
     def exported(self) -> FileSummary:
         """What other modules need, as the index stores it: the calls into them, the module's

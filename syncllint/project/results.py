@@ -114,16 +114,33 @@ def agreed_value(
     """One of the values a name is assigned that stands for all of them, when they all show the same
     place (``only``: that place); ``None`` resets and ``x = x.float()`` keep what the name held and
     say nothing."""
-    read = [
-        (value, places.place_of(value, locals_)) for value in values
+    kept = [
+        value for value in values
         if not (isinstance(value, ast.Constant) and value.value is None)  # a reset says nothing
         and followed_parameter(value, {}, frozenset((name,)), places) != name  # ``x = x.float()`` keeps it
     ]
+    updates = [value for value in kept if _mentions(value, name)]
+    earlier = None
+    given = locals_
+    if updates and len(updates) < len(kept):
+        # ``x = torch.cat([x, extra])`` reads the name's other values: read it as the one they agree on.
+        earlier = agreed_value(name, [value for value in kept if value not in updates], locals_, places, only)
+        if earlier is not None:
+            locals_ = {**locals_, name: earlier}
+    read = [(value, places.place_of(value, locals_)) for value in kept]
     kinds = {_shown_place(value, place, locals_, places) for value, place in read}
     if len(kinds) != 1 or kinds == {None} or only is not None and kinds != {only}:
         return None
-    # The value whose own place reads clearest stands for them (``x.numpy()`` before ``np.interp(...)``).
-    return max(read, key=lambda pair: pair[1] is not None)[0]
+    # The value whose own place reads clearest stands for them (``x.numpy()`` before ``np.interp(...)``);
+    # one that shows it only through the name's earlier value (``torch.cat([x, extra])``) gives way to that value.
+    clearest = max(read, key=lambda pair: pair[1] is not None)[0]
+    if earlier is not None and clearest in updates and places.place_of(clearest, given) is None:
+        return earlier
+    return clearest
+
+
+def _mentions(value: ast.expr, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))
 
 
 def _shown_place(value: ast.expr, place: str | None, locals_: dict[str, ast.expr], places: PlaceReader) -> str | None:

@@ -23,8 +23,8 @@ from syncllint.project.wire import decode_call, encode_call, encode_summary
 
 # The layout; the summaries' names also carry a digest of syncllint's sources, so a change to how
 # a module is read never reuses what an older reading stored.
-_SUMMARIES = "project-summaries-v10"
-_FACTS = "project-facts-v10.json"
+_SUMMARIES = "project-summaries-v11"
+_FACTS = "project-facts-v11.json"
 # Below this many files to read, one process: a pool costs more to start than it saves.
 _POOL_MIN_FILES = 400
 
@@ -127,11 +127,12 @@ def _encode_facts(facts: LinkedFacts) -> list[Any]:
             [[key, list(places)] for key, places in facts.module.elements],
         ],
         [[key, list(places)] for key, places in facts.elements],
+        facts.accelerator_default,
     ]
 
 
 def _decode_facts(value: list[Any]) -> LinkedFacts:
-    returns, outside, attributes, allowed_callees, method_calls, module, elements = value
+    returns, outside, attributes, allowed_callees, method_calls, module, elements, accelerator = value
     return LinkedFacts(
         tuple((key, place) for key, place in returns),
         tuple((key, None if calls is None else tuple(decode_call(c) for c in calls)) for key, calls in outside),
@@ -145,6 +146,7 @@ def _decode_facts(value: list[Any]) -> LinkedFacts:
             tuple((key, tuple(places)) for key, places in module[3]),
         ),
         elements=tuple((key, tuple(places)) for key, places in elements),
+        accelerator_default=bool(accelerator),
     )
 
 

@@ -21,11 +21,12 @@ def encode_summary(summary: FileSummary) -> list[Any]:
         [list(pair) for pair in summary.attributes],
         sorted(summary.calls_allowed),
         sorted(summary.calls_outside),
+        summary.sets_accelerator_default,
     ]
 
 
 def decode_summary(value: list[Any]) -> FileSummary:
-    module, aliases, functions, bases, calls, escaped, attributes, calls_allowed, calls_outside = value
+    module, aliases, functions, bases, calls, escaped, attributes, calls_allowed, calls_outside, accelerator = value
     return FileSummary(
         module,
         tuple((local, qualified) for local, qualified in aliases),
@@ -41,6 +42,7 @@ def decode_summary(value: list[Any]) -> FileSummary:
         tuple((name, place) for name, place in attributes),
         calls_allowed=frozenset(calls_allowed),
         calls_outside=frozenset(calls_outside),
+        sets_accelerator_default=bool(accelerator),
     )
 
 
