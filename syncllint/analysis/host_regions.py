@@ -38,29 +38,8 @@ def names_a_lazy_device(name: str, is_class: bool = False) -> bool:
     return bool((_LAZY_DEVICE_CLASS if is_class else _LAZY_DEVICE_WORD).search(name))
 
 
-# Device types with no CUDA queue: a branch for one of them (Apple's MPS fallbacks that move a
-# tensor to the CPU and back) never runs beside a CUDA GPU.
-_NON_CUDA_DEVICE_TYPES = frozenset(("mps", "xpu", "npu", "hpu", "xla"))
-
-
 def runs_off_cuda(test: cst.BaseExpression) -> bool:
-    """``current_platform.is_cpu()`` / ``is_tpu()`` (a query without arguments, not ``t.is_cpu``),
-    ``x.device.type == "mps"`` / ``device_type == "xpu"`` / ``x.is_mps``, or an ``and`` with one of them."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return runs_off_cuda(test.left) or runs_off_cuda(test.right)
-    if isinstance(test, cst.Attribute):
-        return test.attr.value == "is_mps"
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        target = test.comparisons[0]
-        if not isinstance(target.operator, cst.Equal) or not isinstance(target.comparator, cst.SimpleString):
-            return False
-        kind = target.comparator.evaluated_value
-        subject = test.left
-        names_a_type = (isinstance(subject, cst.Attribute) and subject.attr.value == "type") or (
-            isinstance(subject, (cst.Name, cst.Attribute))
-            and (subject.value if isinstance(subject, cst.Name) else subject.attr.value).endswith("device_type")
-        )
-        return names_a_type and isinstance(kind, str) and kind in _NON_CUDA_DEVICE_TYPES
+    """``current_platform.is_cpu()`` / ``is_tpu()`` (a query without arguments, not ``t.is_cpu``)."""
     return (
         isinstance(test, cst.Call)
         and not test.args
