@@ -123,9 +123,8 @@ def bound_assignments(suite: cst.BaseSuite) -> Iterator[tuple[str, cst.BaseExpre
     """``name = value`` and ``self.field = value`` statements written directly in a block, by the
     key the inference binds them under (``"x"``, ``"self.cfg.device"``)."""
     for target, value in assignments(suite):
-        if isinstance(target, cst.Name):
-            yield target.value, value
-        elif isinstance(target, cst.Attribute) and (key := dotted_name(target) or "").startswith("self."):
+        key = dotted_name(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if key is not None and (isinstance(target, cst.Name) or key.startswith("self.")):
             yield key, value
 
 

@@ -228,8 +228,12 @@ class MovingArms:
 
 
 def _target(key: str) -> cst.BaseExpression:
-    """The expression a key of ``bound_assignments`` binds: ``x`` or ``self.cfg.device``."""
-    return cst.parse_expression(key) if "." in key else cst.Name(key)
+    """The expression a key of ``bound_assignments`` binds: ``x`` or ``self.cfg.device`` (built, not parsed)."""
+    head, *attributes = key.split(".")
+    node: cst.BaseExpression = cst.Name(head)
+    for attribute in attributes:
+        node = cst.Attribute(node, cst.Name(attribute))
+    return node
 
 
 def _either(body: Value, handler: Value) -> Value:

@@ -213,15 +213,13 @@ class PlaceReader:
             return HOST
         if isinstance(expr, ast.Call) and (operands := self._torch_operands(expr)):
             # ``torch.topk(scores, k)`` / ``F.softmax(x)``: on its tensors' device, as ``BinOp`` below.
-            places = {self.place_of(a, locals_, depth + 1) for a in operands}
-            return DEVICE if DEVICE in places else HOST if HOST in places else None
+            return _meeting({self.place_of(a, locals_, depth + 1) for a in operands})
         if isinstance(expr, ast.UnaryOp):  # ``~torch.eye(n, dtype=bool)``: where its operand is
             return self.place_of(expr.operand, locals_, depth + 1)
         if isinstance(expr, ast.BinOp):
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
             # device wins, then a shown host; numbers and unshown names take the other's place.
-            places = {self.place_of(expr.left, locals_, depth + 1), self.place_of(expr.right, locals_, depth + 1)}
-            return DEVICE if DEVICE in places else HOST if HOST in places else None
+            return _meeting({self.place_of(expr.left, locals_, depth + 1), self.place_of(expr.right, locals_, depth + 1)})
         receiver = expr
         while True:
             if isinstance(receiver, ast.Attribute) and (
@@ -351,6 +349,11 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
 
 # Attributes that are views of their tensor, on its device.
 _VIEW_ATTRIBUTES = frozenset(("T", "mT", "H", "mH", "data", "real", "imag"))
+
+
+def _meeting(places: set[str | None]) -> str | None:
+    """Where tensors that meet in one op are: a shown device wins, then a shown host."""
+    return DEVICE if DEVICE in places else HOST if HOST in places else None
 
 
 def _string(expr: ast.expr | None) -> str | None:

@@ -119,7 +119,7 @@ def agreed_value(
         if not (isinstance(value, ast.Constant) and value.value is None)  # a reset says nothing
         and followed_parameter(value, {}, frozenset((name,)), places) != name  # ``x = x.float()`` keeps it
     ]
-    updates = [value for value in kept if _mentions(value, name)]
+    updates = [value for value in kept if mentions(value, name)]
     earlier = None
     given = locals_
     if updates and len(updates) < len(kept):
@@ -139,7 +139,8 @@ def agreed_value(
     return clearest
 
 
-def _mentions(value: ast.expr, name: str) -> bool:
+def mentions(value: ast.expr, name: str) -> bool:
+    """Whether ``value`` reads ``name``."""
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(value))
 
 

@@ -46,6 +46,7 @@ from syncllint.project.results import (
     agreed_value,
     followed_parameter,
     function_summary,
+    mentions,
 )
 
 
@@ -75,33 +76,25 @@ def summarize(source: str | bytes, module: str, is_package: bool, options: Summa
         tuple(sorted(reader.nested)),
         frozenset(reader.calls_allowed),
         frozenset(reader.calls_outside),
-        "set_default" in text and _sets_accelerator_default(tree.body, reader.qualify),
+        "set_default" in text and _sets_accelerator_default(tree, reader.qualify),
     )
 
 
-def _runs_as_script(statement: ast.stmt) -> bool:
-    """``if __name__ == "__main__":``: runs when the file is a script, not when it is imported."""
-    return isinstance(statement, ast.If) and "__name__" in {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
-
-
-def _sets_accelerator_default(body: list[ast.stmt], qualify: Callable[[ast.expr], str | None]) -> bool:
+def _sets_accelerator_default(tree: ast.Module, qualify: Callable[[ast.expr], str | None]) -> bool:
     """Whether the module, when imported, makes the accelerator torch's default device:
     ``torch.set_default_device("cuda")`` or ``torch.set_default_tensor_type(torch.cuda.FloatTensor)``
-    at module level, also under ``if torch.cuda.is_available():`` (not in a function someone may call)."""
-    for statement in body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or _runs_as_script(statement):
+    at module level, also under ``if torch.cuda.is_available():``; not in a function someone may
+    call, nor under ``if __name__ == "__main__":`` (a script's own run)."""
+    imported = [s for s in tree.body if not (isinstance(s, ast.If) and mentions(s.test, "__name__"))]
+    for statement in top_level_statements(imported):
+        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and statement.value.args):
             continue
-        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and statement.value.args:
-            function = qualify(statement.value.func)
-            argument = statement.value.args[0]
-            named = argument.value if isinstance(argument, ast.Constant) and isinstance(argument.value, str) else qualify(argument)
-            if function == "torch.set_default_device" and (named or "").startswith("cuda"):
-                return True
-            if function == "torch.set_default_tensor_type" and (named or "").startswith("torch.cuda."):
-                return True
-        nested = [getattr(statement, field, []) for field in ("body", "orelse", "finalbody")]
-        nested += [handler.body for handler in getattr(statement, "handlers", [])]
-        if any(_sets_accelerator_default(block, qualify) for block in nested if isinstance(block, list)):
+        function = qualify(statement.value.func)
+        argument = statement.value.args[0]
+        named = argument.value if isinstance(argument, ast.Constant) and isinstance(argument.value, str) else qualify(argument)
+        if function == "torch.set_default_device" and (named or "").startswith("cuda"):
+            return True
+        if function == "torch.set_default_tensor_type" and (named or "").startswith("torch.cuda."):
             return True
     return False
 
