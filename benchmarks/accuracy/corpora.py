@@ -568,6 +568,28 @@ CORPORA = (
     # Added for uniform200: SAELens (sparse autoencoders on model activations: training, caches,
     # evaluation), never tuned on; drawn beside uniform198.
     Corpus("sae_lens", "6.54.12"),
+    # Added for uniform201: Chai-1 (biomolecular structure prediction: feature pipeline, tokenizer,
+    # diffusion sampling, ranking), never tuned on; drawn from session 31's start commit 62bef78,
+    # before its changes.
+    Corpus("chai_lab", "0.6.1"),
+    # Added for uniform202: DGL (graph neural networks: graphs, sampling, message passing,
+    # GraphBolt), never tuned on; drawn beside uniform201.
+    Corpus("dgl", "2.1.0"),
+    # Added for uniform203: tsai (time-series models on fastai: InceptionTime, TST, data
+    # pipelines, callbacks), never tuned on; drawn beside uniform201.
+    Corpus("tsai", "1.0.1"),
+    # Added for uniform204: piq (image quality metrics: SSIM, LPIPS, FID, BRISQUE), never tuned
+    # on; drawn beside uniform201.
+    Corpus("piq", "0.8.0"),
+    # Added for uniform205: torchdyn (neural differential equations: solvers, adjoints, models),
+    # never tuned on; drawn beside uniform201.
+    Corpus("torchdyn", "1.0.6"),
+    # Added for uniform206: AudioLM-pytorch (audio language models: SoundStream, semantic and
+    # acoustic transformers, trainers), never tuned on; drawn beside uniform201.
+    Corpus("audiolm_pytorch", "2.4.0"),
+    # Added for uniform207: TorchIO (medical image augmentation and patch sampling: transforms,
+    # samplers, queues), never tuned on; drawn beside uniform201.
+    Corpus("torchio", "1.2.1"),
 )
 
 
