@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -652,11 +653,7 @@ def _extract_sdist(corpus: Corpus, wheels: Path) -> Path:
     the archive's top folder (``deepspeed-0.19.8/``) stripped so paths read as in a wheel."""
     archive = wheels / f"{corpus.project}-{corpus.version}.tar.gz"
     if not archive.exists():
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary=:all:",
-             f"{corpus.project}=={corpus.version}", "-d", str(wheels)],
-            check=True,
-        )
+        _download_sdist(corpus, archive)
     with tarfile.open(archive) as sdist:
         for member in sdist.getmembers():
             parts = member.name.split("/", 1)
@@ -664,6 +661,21 @@ def _extract_sdist(corpus: Corpus, wheels: Path) -> Path:
                 member.name = parts[1]
                 sdist.extract(member, corpus.root, filter="data")
     return corpus.root
+
+
+def _download_sdist(corpus: Corpus, archive: Path) -> None:
+    """Fetch the archive from PyPI's simple index. ``pip download --no-binary`` would build its
+    metadata, which fails for packages whose ``setup.py`` imports torch (mamba-ssm, SAM 2)."""
+    index = f"https://pypi.org/simple/{re.sub(r'[-_.]+', '-', corpus.project).lower()}/"
+    with urllib.request.urlopen(index, timeout=60) as page:
+        links = re.findall(r'href="([^"#]+)', page.read().decode())
+    stem = re.sub(r"[-_.]+", "[-_.]", corpus.project)  # names hold only letters, digits and -_.
+    wanted = re.compile(rf"/{stem}-{re.escape(corpus.version)}\.tar\.gz$", re.IGNORECASE)
+    found = [link for link in links if wanted.search(link)]
+    if not found:
+        raise SystemExit(f"no source archive of {corpus.project} {corpus.version} on PyPI")
+    with urllib.request.urlopen(found[0], timeout=300) as response:
+        archive.write_bytes(response.read())
 
 
 def run_linter(paths: list[Path], cwd: Path, extra: list[str]) -> list[dict[str, Any]]:
