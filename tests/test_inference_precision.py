@@ -899,3 +899,22 @@ def test_a_tensor_compared_with_false_is_a_tensor_not_a_class_test() -> None:
         "    return 1\n"
     )
     assert _found(body) == [("SYNC502", 7)]
+
+
+def test_cpu_of_an_imported_backend_names_a_device() -> None:
+    # DGL's ``F.cpu()`` and MXNet's ``nd.cpu()`` return a device; a parameter or local of the same
+    # name is still a tensor that may be on the GPU.
+    body = (
+        "from dgl import backend as F\n"
+        "import mxnet.ndarray as nd\n"
+        "def zeros(g):\n"
+        "    empty = nd.array([], ctx=nd.cpu())\n"
+        "    if g.device != F.cpu():\n"
+        "        return F.zeros((3,), F.int64, F.cpu())\n"
+        "def shadowed(F):\n"
+        "    return F.cpu()\n"
+        "def local():\n"
+        "    nd = torch.ones(3, device='cuda')\n"
+        "    return nd.cpu()\n"
+    )
+    assert _found(body) == [("SYNC103", 12), ("SYNC103", 15)]

@@ -111,6 +111,16 @@ def receiver_confidence(value: Value, ctx: RuleContext) -> Confidence | None:
     return None
 
 
+def names_an_import(receiver: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """``F.cpu()`` with ``from .. import backend as F`` (DGL), ``nd.cpu()`` (MXNet): a method of an
+    imported module or function, not of a tensor; such calls name a device or build host data."""
+    return (
+        isinstance(receiver, cst.Name)
+        and ctx.imports.is_imported(receiver.value)
+        and ctx.inference.lookup(receiver.value) is None
+    )
+
+
 def variable_device_confidence(device: cst.BaseExpression, ctx: RuleContext) -> Confidence:
     """How sure we are that a device held in a variable is an accelerator (host->device copies).
 

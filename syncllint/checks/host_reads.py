@@ -15,7 +15,12 @@ from syncllint.analysis.factories import names_the_meta_device
 from syncllint.analysis.imports import dotted_name
 from syncllint.analysis.module_state import holds_only_host_data
 from syncllint.analysis.values import DeviceLiteral, Place
-from syncllint.checks.base import Rule, RuleContext, receiver_confidence
+from syncllint.checks.base import (
+    Rule,
+    RuleContext,
+    names_an_import,
+    receiver_confidence,
+)
 from syncllint.checks.item_args import ItemArgumentFixes
 from syncllint.diagnostics import Applicability, Confidence
 from syncllint.prefilter import HOST_NAMES
@@ -109,7 +114,7 @@ class CopyToHost(Rule):
         method = node.func.attr.value
         target: cst.BaseExpression | None = None
         if method == "cpu":
-            if _method_call(node, "cpu") is None or node.args:
+            if _method_call(node, "cpu") is None or node.args or names_an_import(node.func.value, ctx):
                 return
             what = "`.cpu()`"
         elif method == "to":
