@@ -591,6 +591,27 @@ CORPORA = (
     # Added for uniform207: TorchIO (medical image augmentation and patch sampling: transforms,
     # samplers, queues), never tuned on; drawn beside uniform201.
     Corpus("torchio", "1.2.1"),
+    # Added for uniform208: YOLOv5 (object detection: models, training loop, loss, NMS, metrics),
+    # never tuned on; drawn after session 31's change (1fb598f).
+    Corpus("yolov5", "7.0.14"),
+    # Added for uniform209: Catalyst (training framework: runners, callbacks, metrics, engines),
+    # never tuned on; drawn beside uniform208.
+    Corpus("catalyst", "22.4"),
+    # Added for uniform210: ALIGNN (crystal graph networks on DGL: line graphs, training,
+    # force fields), never tuned on; drawn beside uniform208.
+    Corpus("alignn", "2026.8.11"),
+    # Added for uniform211: MatGL (materials graph models: M3GNet, MEGNet, CHGNet on DGL,
+    # potentials and dynamics), never tuned on; drawn beside uniform208.
+    Corpus("matgl", "4.1.2"),
+    # Added for uniform212: DGL-LifeSci (molecular graph models: featurizers, GNN predictors,
+    # generative models), never tuned on; drawn beside uniform208.
+    Corpus("dgllife", "0.3.2"),
+    # Added for uniform213: LAVIS (vision-language models: BLIP, BLIP-2, ALBEF, runners and
+    # tasks), never tuned on; drawn beside uniform208.
+    Corpus("salesforce_lavis", "1.0.2"),
+    # Added for uniform214: Poutyne (a Keras-like training loop: models, callbacks, metrics),
+    # never tuned on; drawn beside uniform208.
+    Corpus("poutyne", "1.19.0"),
 )
 
 
