@@ -135,6 +135,28 @@ def test_a_branch_for_a_platform_without_cuda_reports_nothing_above_low() -> Non
     assert found(source, "SYNC202") == [(6, Confidence.LOW), (8, Confidence.HIGH)]
 
 
+def test_a_branch_for_an_xla_backend_reports_nothing_above_low() -> None:
+    source = """\
+    import torch
+
+    class Metric:
+        def compute(self, stats, kind):
+            stats = torch.ones(3, device="cuda")
+            if self._ddp_backend == "xla":
+                gathered = stats.cpu()
+            elif self._ddp_backend == "ddp":
+                gathered = stats.cpu()
+            if kind == DistributedType.TPU:
+                total = stats.sum().item()
+            if kind.type == "cuda":
+                total = stats.sum().item()
+    """
+    # Catalyst's ``_ddp_backend == "xla"`` and Accelerate's ``DistributedType.TPU`` branches run
+    # on lazy XLA tensors; the DDP and CUDA branches beside them still wait.
+    assert found(source, "SYNC103") == [(7, Confidence.LOW), (9, Confidence.HIGH)]
+    assert found(source, "SYNC101") == [(11, Confidence.LOW), (13, Confidence.HIGH)]
+
+
 def test_a_where_operand_built_on_the_device_variable_sits_beside_the_others() -> None:
     source = """\
     import torch

@@ -24,6 +24,7 @@ HOST_SLOT = 3
 
 # Platform queries (``current_platform.is_tpu()``) whose branch runs where no CUDA queue is.
 _NON_CUDA_PLATFORMS = frozenset(("is_cpu", "is_tpu"))
+_XLA_NAMES = frozenset(("xla", "tpu"))
 
 
 # ``XLAStrategy``, ``TPUAccelerator``, ``_xla_broadcast``, ``strategies/xla_fsdp.py``: code written for
@@ -39,13 +40,28 @@ def names_a_lazy_device(name: str, is_class: bool = False) -> bool:
 
 
 def runs_off_cuda(test: cst.BaseExpression) -> bool:
-    """``current_platform.is_cpu()`` / ``is_tpu()`` (a query without arguments, not ``t.is_cpu``)."""
+    """``current_platform.is_cpu()`` / ``is_tpu()`` (a query without arguments, not ``t.is_cpu``),
+    or a backend compared equal to XLA: ``self._ddp_backend == "xla"``, ``distributed_type ==
+    DistributedType.TPU`` (Catalyst, Accelerate)."""
+    if isinstance(test, cst.Comparison):
+        return (
+            len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and (_names_xla(test.left) or _names_xla(test.comparisons[0].comparator))
+        )
     return (
         isinstance(test, cst.Call)
         and not test.args
         and isinstance(test.func, cst.Attribute)
         and test.func.attr.value in _NON_CUDA_PLATFORMS
     )
+
+
+def _names_xla(side: cst.BaseExpression) -> bool:
+    """``"xla"`` / ``"tpu"``, or an enum member ``Kind.TPU`` / ``Kind.XLA``."""
+    if isinstance(side, cst.SimpleString):
+        return side.evaluated_value in _XLA_NAMES
+    return isinstance(side, cst.Attribute) and side.attr.value.lower() in _XLA_NAMES
 
 
 class HostRegions:
