@@ -612,6 +612,28 @@ CORPORA = (
     # Added for uniform214: Poutyne (a Keras-like training loop: models, callbacks, metrics),
     # never tuned on; drawn beside uniform208.
     Corpus("poutyne", "1.19.0"),
+    # Added for uniform215: AutoGluon multimodal (AutoML over timm, Hugging Face and CLIP backbones:
+    # data processors, Lightning modules, matchers, predictors), never tuned on; drawn from
+    # session 32's start commit 447e750.
+    Corpus("autogluon_multimodal", "1.6.3"),
+    # Added for uniform216: PyPOTS (time-series imputation, forecasting and classification with
+    # missing values: SAITS, BRITS, TimesNet and ~50 more), never tuned on; drawn beside uniform215.
+    Corpus("pypots", "1.5"),
+    # Added for uniform217: DeepChem (molecular machine learning: featurizers, PyTorch models,
+    # trainers beside TensorFlow ones), never tuned on; drawn beside uniform215.
+    Corpus("deepchem", "2.8.0"),
+    # Added for uniform218: Petals (serving and fine-tuning large models over a swarm: remote
+    # blocks, servers, client-side sampling), never tuned on; drawn beside uniform215.
+    Corpus("petals", "2.2.0.post1"),
+    # Added for uniform219: Adapters (parameter-efficient adapters on transformers models: LoRA,
+    # prefix tuning, heads, composition), never tuned on; drawn beside uniform215.
+    Corpus("adapters", "1.3.0"),
+    # Added for uniform220: AlphaFold3-pytorch (structure prediction: input pipeline, pairformer,
+    # diffusion module, confidence heads, trainer), never tuned on; drawn beside uniform215.
+    Corpus("alphafold3_pytorch", "0.8.3"),
+    # Added for uniform221: torch-fidelity (generative-model metrics: FID, KID, ISC, PPL on
+    # feature extractors), never tuned on; drawn beside uniform215.
+    Corpus("torch_fidelity", "0.4.0"),
 )
 
 
