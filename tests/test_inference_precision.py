@@ -918,3 +918,35 @@ def test_cpu_of_an_imported_backend_names_a_device() -> None:
         "    return nd.cpu()\n"
     )
     assert _found(body) == [("SYNC103", 12), ("SYNC103", 15)]
+
+
+def test_pandas_tables_and_their_columns_are_host_data() -> None:
+    """Poutyne reads its training log with ``pd.read_csv`` and calls ``.item()`` on a row's column:
+    a pandas (or polars) call gives a host table, and what its methods give stays on the host."""
+    body = (
+        "import pandas as pd\n"
+        "def resume(path, t: torch.Tensor):\n"
+        "    history = pd.read_csv(path, sep='\\t')\n"
+        "    best = history.iloc[history['loss'].idxmin()]\n"
+        "    epoch = best['epoch'].item()\n"
+        "    names = pd.unique(history['name']).tolist()\n"
+        "    return epoch, names, t.cuda().item()\n"
+    )
+    assert _found(body) == [("SYNC101", 11)]
+
+
+def test_a_helper_returning_a_pandas_table_gives_host_data() -> None:
+    body = (
+        "import pandas as pd\n"
+        "class Bundle:\n"
+        "    def get_stats(self):\n"
+        "        return pd.read_csv(self.log_filename)\n"
+        "    def best_epoch_stats(self):\n"
+        "        history = self.get_stats()\n"
+        "        return history.iloc[history['loss'].idxmin()]\n"
+        "    def resume(self):\n"
+        "        stats = self.get_stats()\n"
+        "        best = self.best_epoch_stats()\n"
+        "        return stats['epoch'].item(), best['epoch'].item()\n"
+    )
+    assert _found(body) == []

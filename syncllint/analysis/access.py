@@ -111,8 +111,10 @@ class AccessInference:
             # ``self.embedding.weight`` after ``self.embedding = nn.Embedding(n, d)`` above: the
             # module was built on the host and has not moved yet.
             return HOST_TENSOR
-        if isinstance(node.value, cst.Call) and (self.imports.qualify(node.value.func) or "").startswith("numpy."):
-            return NUMPY  # ``np.finfo(np.float32).eps``: what numpy gives holds numpy data, no tensor
+        if self.infer(node.value).place == Place.NUMPY:
+            # ``np.finfo(np.float32).eps``, ``history.iloc`` of a pandas table: what an array or a
+            # table holds is host data, no tensor
+            return NUMPY
         return UNKNOWN
 
     def _record_field_on_host(self, owner: cst.BaseExpression, attr: str) -> bool:

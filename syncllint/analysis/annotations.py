@@ -16,9 +16,6 @@ from syncllint.analysis.values import (
     Value,
 )
 
-_DATAFRAME_MODULES = frozenset(("pandas", "polars", "pyarrow"))
-
-
 _BY_ANNOTATION = (
     (api.TENSOR_ANNOTATIONS, TENSOR),
     (api.DEVICE_ANNOTATIONS, DEVICE_TENSOR),
@@ -60,7 +57,7 @@ def annotation_value(node: cst.BaseExpression, imports: ImportMap) -> Value | No
             return value
     if name in api.PYTHON_ANNOTATIONS:
         return PYTHON_SCALAR if name in ("int", "float", "bool") else PYTHON
-    if name.split(".", 1)[0] in _DATAFRAME_MODULES:
+    if name.split(".", 1)[0] in api.HOST_TABLE_MODULES:
         # ``df: pl.DataFrame``: host tables; their columns (``df["x"].unique()``) act like numpy.
         return NUMPY
     return None

@@ -127,6 +127,8 @@ class CallInference(FactoryInference):
             # unless a device is named.
             device = keyword(call, "device")
             return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
+        if qualified is not None and api.is_host_array_api(qualified):
+            return NUMPY  # ``pd.read_csv(path)``: a host table, which acts like an array
         if isinstance(func, cst.Attribute):
             if qualified is not None and qualified.startswith(("torch.", "numpy.")):
                 return self._infer_module_call(qualified, call)

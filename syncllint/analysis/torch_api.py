@@ -131,6 +131,14 @@ ACCELERATOR_PREFIXES = ("cuda", "mps", "xpu", "npu", "hpu", "xla", "privateuseon
 
 # Names and annotations that say "numpy".
 NUMPY_MODULES = ("numpy",)
+# Table libraries: their objects hold host data only (building one from a CUDA tensor raises), and
+# their columns and rows act like numpy arrays (``df["x"].unique()``, ``row["epoch"].item()``).
+HOST_TABLE_MODULES = frozenset(("pandas", "polars", "pyarrow"))
+
+
+def is_host_array_api(qualified: str) -> bool:
+    """``np.zeros``, ``pd.read_csv``, ``pl.DataFrame``: a function whose result is host data."""
+    return qualified.startswith("numpy.") or qualified.split(".", 1)[0] in HOST_TABLE_MODULES
 NUMPY_ANNOTATIONS = frozenset(
     ("numpy.ndarray", "numpy.typing.NDArray", "numpy.typing.ArrayLike", "numpy.generic")
 )

@@ -54,8 +54,8 @@ class PlaceReader:
         self.own: Callable[[ast.Call], FunctionSummary | None] = lambda call: None
 
     def attribute_place(self, value: ast.expr, locals_: dict[str, ast.expr] | None = None) -> str:
-        if isinstance(value, ast.Call) and (self.qualify(value.func) or "").startswith("numpy."):
-            return HOST  # ``np.zeros(n)``: host memory
+        if isinstance(value, ast.Call) and api.is_host_array_api(self.qualify(value.func) or ""):
+            return HOST  # ``np.zeros(n)``, ``pd.read_csv(path)``: host memory
         return self.place_of(value, locals_ or {}) or UNKNOWN_PLACE
 
     def argument(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None) -> int:
@@ -154,7 +154,7 @@ class PlaceReader:
             if method in _HOST_METHODS:
                 return True
             receiver = expr.func.value
-            if isinstance(receiver, ast.Call) and (self.qualify(receiver.func) or "").startswith("numpy."):
+            if isinstance(receiver, ast.Call) and api.is_host_array_api(self.qualify(receiver.func) or ""):
                 return True  # ``np.flip(sigmas).copy()``: an array's methods give arrays and numbers
             if method == "to" and self._names_the_cpu(_keyword(expr, "device") or next(iter(expr.args), None), locals_):
                 return True  # ``.to(device=work_device)`` after ``work_device = torch.device("cpu")``
@@ -176,7 +176,7 @@ class PlaceReader:
             return _string(_keyword(expr, "device")) in (None, "cpu")
         if qualified in api.TORCH_FACTORIES:
             return self.factories_on_host and not any(k.arg == "device" for k in expr.keywords)
-        return qualified.startswith("numpy.")
+        return api.is_host_array_api(qualified)
 
     def _beside_host(self, operands: list[ast.expr], locals_: dict[str, ast.expr], depth: int) -> bool:
         """A comparison or a mask combination with a host tensor on one side and nothing shown on the
@@ -211,6 +211,10 @@ class PlaceReader:
             return self.place_of(expr.value, locals_, depth + 1)
         if isinstance(expr, ast.Call) and self.host_factory(expr, locals_):
             return HOST
+        if isinstance(expr, ast.Call) and api.is_host_array_api(self.qualify(expr.func) or ""):
+            return HOST  # ``return pd.read_csv(path)``: a host table
+        if isinstance(expr, ast.Attribute) and self.place_of(expr.value, locals_, depth + 1) == HOST:
+            return HOST  # ``history.iloc``, ``rows.grad`` of host data: what host data holds is host data
         if isinstance(expr, ast.Call) and (operands := self._torch_operands(expr)):
             # ``torch.topk(scores, k)`` / ``F.softmax(x)``: on its tensors' device, as ``BinOp`` below.
             return _meeting({self.place_of(a, locals_, depth + 1) for a in operands})
