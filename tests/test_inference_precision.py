@@ -950,3 +950,20 @@ def test_a_helper_returning_a_pandas_table_gives_host_data() -> None:
         "        return stats['epoch'].item(), best['epoch'].item()\n"
     )
     assert _found(body) == []
+
+
+@pytest.mark.parametrize("dtype", ["torch.cfloat", "torch.complex64", "torch.cdouble", "torch.qint8", "torch.float8_e4m3fnuz"])
+def test_complex_quantized_and_float8_dtypes_are_casts_not_devices(dtype: str) -> None:
+    """PyPOTS builds ``nn.Linear(lpf, rank).to(torch.cfloat)`` in ``__init__``: a dtype, like
+    ``.to(torch.float16)``, names no device, so nothing is copied to the accelerator."""
+    body = (
+        "import torch.nn as nn\n"
+        "class Block(nn.Module):\n"
+        "    def __init__(self, lpf, rank):\n"
+        "        super().__init__()\n"
+        f"        self.linear = nn.Linear(lpf, rank, bias=False).to({dtype})\n"
+        "    def forward(self, x):\n"
+        f"        spectrum = torch.fft.rfft(x.cpu().to({dtype}), dim=1)\n"
+        "        return self.linear(spectrum)\n"
+    )
+    assert _found(body) == [("SYNC103", 11)]

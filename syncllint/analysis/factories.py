@@ -27,8 +27,16 @@ if TYPE_CHECKING:
 _DTYPE_BY_NAME = {
     "bool": DType.BOOL,
     **dict.fromkeys("int8 int16 int32 int64 uint8 uint16 uint32 uint64 long int short".split(), DType.INT),
+    **dict.fromkeys(("uint1 uint2 uint3 uint4 uint5 uint6 uint7 int1 int2 int3 int4 int5 int6 int7").split(), DType.INT),
     **dict.fromkeys(
-        "float16 float32 float64 bfloat16 half float double float8_e4m3fn float8_e5m2".split(), DType.FLOAT
+        ("float16 float32 float64 bfloat16 half float double float8_e4m3fn float8_e5m2 float8_e4m3fnuz "
+         "float8_e5m2fnuz float8_e8m0fnu float4_e2m1fn_x2").split(),
+        DType.FLOAT,
+    ),
+    # Complex and quantized tensors: numbers, never masks (``.to(torch.cfloat)`` is a cast, no device).
+    **dict.fromkeys(
+        "complex32 complex64 complex128 cfloat cdouble chalf qint8 quint8 qint32 quint4x2 quint2x4".split(),
+        DType.NUMBER,
     ),
 }
 
