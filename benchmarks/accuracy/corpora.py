@@ -634,6 +634,18 @@ CORPORA = (
     # Added for uniform221: torch-fidelity (generative-model metrics: FID, KID, ISC, PPL on
     # feature extractors), never tuned on; drawn beside uniform215.
     Corpus("torch_fidelity", "0.4.0"),
+    # Added for uniform222: SetFit (few-shot sentence-transformer classifiers: trainers, heads,
+    # sampling), never tuned on; drawn after session 32's changes (5614276).
+    Corpus("setfit", "1.2.0"),
+    # Added for uniform223: EfficientDet (effdet: BiFPN detectors, anchors, NMS, evaluators),
+    # never tuned on; drawn beside uniform222.
+    Corpus("effdet", "0.4.1"),
+    # Added for uniform224: Imagen-pytorch (cascaded text-to-image diffusion: Unets, trainer,
+    # samplers), never tuned on; drawn beside uniform222.
+    Corpus("imagen_pytorch", "2.1.0"),
+    # Added for uniform225: Real-ESRGAN (image super-resolution: models, tiled inference,
+    # degradations), never tuned on; drawn beside uniform222.
+    Corpus("realesrgan", "0.3.0"),
 )
 
 
