@@ -127,15 +127,13 @@ class CallInference(FactoryInference):
             # unless a device is named.
             device = keyword(call, "device")
             return HOST_TENSOR if device is None or self.device_spec(device) is DeviceLiteral.CPU else UNKNOWN
-        if qualified is not None and api.is_host_array_api(qualified):
-            return NUMPY  # ``pd.read_csv(path)``: a host table, which acts like an array
         if isinstance(func, cst.Attribute):
-            if qualified is not None and qualified.startswith(("torch.", "numpy.")):
+            if qualified is not None and _module_function(qualified):
                 return self._infer_module_call(qualified, call)
             return self._infer_method(func, call)
         if qualified is None:
             return self._built_on_the_cpu(call)
-        if qualified.startswith(("torch.", "numpy.")):
+        if _module_function(qualified):
             return self._infer_module_call(qualified, call)
         if qualified.rsplit(".", 1)[-1] in api.FLATTENING_HELPERS and len(call.args) == 1:
             # ``flatten_nested_list([item.tgt_size for item in items])``: the same items, one level
@@ -194,8 +192,8 @@ class CallInference(FactoryInference):
         return shown
 
     def _infer_module_call(self, qualified: str, call: cst.Call) -> Value:
-        if qualified.startswith("numpy."):
-            return NUMPY
+        if api.is_host_array_api(qualified):
+            return NUMPY  # ``np.zeros(n)``; ``pd.read_csv(path)``: a host table, which acts like an array
         built = self.infer_factory(qualified, call)
         if built is not None:
             return built
@@ -246,3 +244,8 @@ def _asks_for_torch_tensors(call: cst.Call) -> bool:
     their tensors on the CPU."""
     value = keyword(call, "return_tensors")
     return isinstance(value, cst.SimpleString) and value.evaluated_value == "pt"
+
+
+def _module_function(qualified: str) -> bool:
+    """A function of torch, numpy or a table library, read by ``_infer_module_call``."""
+    return qualified.startswith("torch.") or api.is_host_array_api(qualified)

@@ -134,11 +134,6 @@ NUMPY_MODULES = ("numpy",)
 # Table libraries: their objects hold host data only (building one from a CUDA tensor raises), and
 # their columns and rows act like numpy arrays (``df["x"].unique()``, ``row["epoch"].item()``).
 HOST_TABLE_MODULES = frozenset(("pandas", "polars", "pyarrow"))
-
-
-def is_host_array_api(qualified: str) -> bool:
-    """``np.zeros``, ``pd.read_csv``, ``pl.DataFrame``: a function whose result is host data."""
-    return qualified.startswith("numpy.") or qualified.split(".", 1)[0] in HOST_TABLE_MODULES
 NUMPY_ANNOTATIONS = frozenset(
     ("numpy.ndarray", "numpy.typing.NDArray", "numpy.typing.ArrayLike", "numpy.generic")
 )
@@ -240,3 +235,10 @@ KNOWN_TENSOR_METHODS = (
 )
 # Calls whose result can be anything (a dict, a module, a tensor): their place is unknown.
 TORCH_ANY_RESULT_FUNCTIONS = frozenset(("torch.load", "torch.jit.load", "torch.hub.load"))
+
+
+def is_host_array_api(qualified: str) -> bool:
+    """``np.zeros``, ``pd.read_csv``, ``pl.DataFrame``: a function of numpy or a table library,
+    whose result is host data."""
+    module, dot, _ = qualified.partition(".")
+    return bool(dot) and (module in NUMPY_MODULES or module in HOST_TABLE_MODULES)

@@ -54,8 +54,6 @@ class PlaceReader:
         self.own: Callable[[ast.Call], FunctionSummary | None] = lambda call: None
 
     def attribute_place(self, value: ast.expr, locals_: dict[str, ast.expr] | None = None) -> str:
-        if isinstance(value, ast.Call) and api.is_host_array_api(self.qualify(value.func) or ""):
-            return HOST  # ``np.zeros(n)``, ``pd.read_csv(path)``: host memory
         return self.place_of(value, locals_ or {}) or UNKNOWN_PLACE
 
     def argument(self, expr: ast.expr, locals_: dict[str, ast.expr] | None = None) -> int:
