@@ -646,6 +646,27 @@ CORPORA = (
     # Added for uniform225: Real-ESRGAN (image super-resolution: models, tiled inference,
     # degradations), never tuned on; drawn beside uniform222.
     Corpus("realesrgan", "0.3.0"),
+    # Added for uniform226: pytorch-grad-cam (class activation maps: Grad-CAM and ~15 variants,
+    # metrics, ablation), never tuned on; drawn from session 33's start commit bbc570d.
+    Corpus("grad_cam", "1.5.7", sdist=True, package="pytorch_grad_cam"),
+    # Added for uniform227: BERTScore (text similarity from contextual embeddings: scorer,
+    # idf weighting, baselines), never tuned on; drawn beside uniform226.
+    Corpus("bert_score", "0.3.13"),
+    # Added for uniform228: hivemind (decentralized training: averagers, mixture-of-experts over a
+    # DHT, compression, optimizers), never tuned on; drawn beside uniform226.
+    Corpus("hivemind", "1.1.12"),
+    # Added for uniform229: PyTorchVideo (video models, transforms, datasets and losses),
+    # never tuned on; drawn beside uniform226.
+    Corpus("pytorchvideo", "0.1.5", sdist=True),
+    # Added for uniform230: FastChat (chatbot serving and training: model workers, generation
+    # loops, compression, evaluation), never tuned on; drawn beside uniform226.
+    Corpus("fschat", "0.2.36"),
+    # Added for uniform231: RWKV (the RWKV language model's inference package: model, sampling,
+    # tokenizer), never tuned on; drawn beside uniform226.
+    Corpus("rwkv", "0.8.32"),
+    # Added for uniform232: Lightning Bolts (Lightning models, callbacks, losses and datamodules),
+    # never tuned on; drawn beside uniform226.
+    Corpus("lightning_bolts", "0.7.0"),
 )
 
 
