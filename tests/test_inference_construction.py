@@ -96,6 +96,31 @@ def test_a_plain_tensor_field_stays_where_its_factory_put_it() -> None:
     assert [row for row, _ in found(PLAIN_FIELDS, "SYNC302")] == [35]
 
 
+NUMPY_FIELDS = """\
+import numpy as np
+import torch
+
+class EncodedVideo:
+    def __init__(self, file, device):
+        self._video = torch.tensor(np.frombuffer(file.getvalue(), dtype=np.uint8))
+        self._mean = torch.from_numpy(np.load(file))
+        self._copied = torch.as_tensor(file.frames())
+        self._placed = torch.tensor(np.zeros(3), device=device)
+
+    def decode(self):
+        if self._video[0] > 0:
+            return int(self._mean[0])
+        return int(self._copied[0]) + int(self._placed[0])
+"""
+
+
+def test_a_plain_field_copied_from_numpy_stays_on_the_host() -> None:
+    # ``torch.tensor(np...)`` / ``torch.from_numpy(...)`` make new host tensors from host data (12,
+    # 13); ``torch.as_tensor`` of an opaque value keeps its place, and ``device=`` places it (14).
+    assert [row for row, _ in found(NUMPY_FIELDS, "SYNC502")] == []
+    assert [row for row, _ in found(NUMPY_FIELDS, "SYNC501")] == [14, 14]
+
+
 FRESH_MODULE = """\
 import torch
 from torch import nn

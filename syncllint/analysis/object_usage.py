@@ -223,17 +223,21 @@ def _is_field(name: str) -> bool:
 
 
 def _made_on_host(expr: cst.BaseExpression, numbers: frozenset[str], imports: ImportMap) -> bool:
-    """``torch.zeros(n)``, ``torch.tensor([0.5, 0.5])`` without ``device=``: a new host tensor (under
-    a default device the walk's own inference already places it there). ``torch.tensor(x)`` of a
-    name may copy a device tensor where it is, so only literal data and number parameters
-    (``drop_rate: float = 0.2``) count."""
+    """``torch.zeros(n)``, ``torch.tensor([0.5, 0.5])`` without ``device=``, ``torch.from_numpy(a)``:
+    a new host tensor (under a default device the walk's own inference already places it there).
+    ``torch.tensor(x)`` of a name may copy a device tensor where it is, so only literal data, number
+    parameters (``drop_rate: float = 0.2``) and numpy or table results (``np.frombuffer(b)``) count."""
     if not isinstance(expr, cst.Call) or keyword(expr, "device") is not None:
         return False
     name = imports.qualify(expr.func)
+    if name in api.HOST_TENSOR_FUNCTIONS:
+        return True
     if name not in api.TORCH_FACTORIES:
         return False
     if name in api.HOST_DATA_CONSTRUCTORS or name in api.LEGACY_CONSTRUCTORS:
         first = expr.args[0].value if expr.args and expr.args[0].keyword is None else None
+        if isinstance(first, cst.Call):
+            return api.is_host_array_api(imports.qualify(first.func) or "")
         return isinstance(first, _LITERAL_DATA) or isinstance(first, cst.Name) and first.value in numbers
     return True
 
