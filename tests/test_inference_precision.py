@@ -890,6 +890,19 @@ def test_torch_ops_on_python_numbers_build_host_tensors() -> None:
     assert _found(body) == [("SYNC501", 7)]
 
 
+def test_the_parts_of_an_unpacked_shape_are_python_numbers() -> None:
+    body = (
+        "def head(x: torch.Tensor, num_attrs: int):\n"
+        "    batch_size, num_features, height, width = x.shape\n"
+        "    (rows, cols), n = x.size(), x.numel()\n"
+        "    first, *rest = x.cuda()\n"
+        "    per_cell = int(torch.div(num_features, num_attrs, rounding_mode='floor'))\n"
+        "    return per_cell, int(torch.div(rows * cols, n)), int(first.sum()), int(torch.div(first, 2))\n"
+    )
+    # The ints a shape unpacks into make host tensors (9, 10); a tensor unpacks into device rows (10).
+    assert _found(body) == [("SYNC501", 10), ("SYNC501", 10)]
+
+
 def test_a_tensor_compared_with_false_is_a_tensor_not_a_class_test() -> None:
     body = (
         "def count(gt_ignore: torch.Tensor):\n"

@@ -17,6 +17,7 @@ from syncllint.analysis.module_state import builds_a_host_module, module_state
 from syncllint.analysis.values import (
     LAYER,
     PYTHON,
+    PYTHON_SCALAR,
     UNKNOWN,
     DeviceLiteral,
     Place,
@@ -176,7 +177,10 @@ class Binding:
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
                 if len(target.elements) == len(value.elements):
                     for t_el, v_el in zip(target.elements, value.elements):
-                        self.bind(t_el.value, self.infer(v_el.value))
+                        if isinstance(t_el.value, (cst.Tuple, cst.List)):
+                            self.bind_assignment([t_el.value], v_el.value)  # ``(h, w), n = x.size(), k``
+                        else:
+                            self.bind(t_el.value, self.infer(v_el.value))
                     continue
             if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
                 # ``should_pad, lens = coordinate(...)`` of a helper whose returns show each place.
@@ -203,7 +207,11 @@ class Binding:
                 # ``model = Net(...)`` after ``model = model.cpu()``: an object, whatever the name held.
                 inferred = LAYER
             self.bind(target, module_state(self.imports, target, value, inferred, self.host_fields))
-            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
+            if isinstance(target, (cst.Tuple, cst.List)) and _is_a_shape(value):
+                # ``batch, features, h, w = x.shape``: Python ints, whatever ``x`` is.
+                for t_el in target.elements:
+                    self.bind(t_el.value, PYTHON if isinstance(t_el, cst.StarredElement) else PYTHON_SCALAR)
+            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Call):
                 for t_el in target.elements:
                     if _names_a_shape(t_el.value):
                         self.bind(t_el.value, PYTHON)
@@ -229,6 +237,16 @@ class Binding:
     def device_names_of(self, owner: str) -> list[str]:
         """Names bound to ``<owner>.device`` in the current function and not rebound since."""
         return [name for name, of in self._scopes[-1].device_owners.items() if of == owner]
+
+
+def _is_a_shape(expr: cst.BaseExpression) -> bool:
+    """``x.shape``, ``x.shape[:2]``, ``x.size()``: a tuple of Python ints (a ``torch.Size`` for a tensor)."""
+    if isinstance(expr, cst.Subscript) and all(isinstance(el.slice, cst.Slice) for el in expr.slice):
+        expr = expr.value
+    if isinstance(expr, cst.Call) and not expr.args:
+        expr = expr.func
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "size"
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
 
 
 def _names_a_shape(target: cst.BaseExpression) -> bool:

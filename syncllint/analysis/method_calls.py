@@ -81,7 +81,9 @@ class MethodInference:
         if method in api.NON_TENSOR_METHODS:
             return UNKNOWN  # ``name.endswith(...)``: whatever the receiver is, it is no tensor
         if method in api.METADATA_METHODS:
-            return PYTHON
+            # ``x.numel()``, ``x.size(0)``: a Python number; ``x.size()``, ``x.stride()``: a tuple of them.
+            counted = method in api.METADATA_NUMBERS or method in ("size", "stride") and len(call.args) == 1
+            return PYTHON_SCALAR if counted else PYTHON
         if method in api.PYTHON_RESULT_METHODS and owner.place is not Place.UNKNOWN:
             return PYTHON_SCALAR
         if method.startswith("__") and method.endswith("__"):

@@ -51,6 +51,11 @@ METADATA_METHODS = frozenset(
     "size dim ndimension numel stride element_size data_ptr is_contiguous get_device nelement "
     "storage_offset is_pinned is_floating_point is_complex untyped_storage type".split()
 )
+# Those of them that give one Python number (or bool).
+METADATA_NUMBERS = frozenset(
+    "dim ndimension numel element_size data_ptr is_contiguous get_device nelement storage_offset "
+    "is_pinned is_floating_point is_complex".split()
+)
 VIEW_ATTRS = frozenset("T mT H mH data real imag".split())
 # A tensor's own tensors that live beside it: ``p.grad`` is allocated on the parameter's device.
 SAME_PLACE_ATTRS = frozenset(("grad",))
