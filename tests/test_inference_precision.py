@@ -560,6 +560,18 @@ def test_hugging_face_outputs_asked_for_as_torch_tensors_are_host_tensors() -> N
     assert _found(body) == [("SYNC202", 15)]
 
 
+def test_a_list_of_hugging_face_outputs_holds_host_records() -> None:
+    body = (
+        "def lengths(strings, tokenizer, model):\n"
+        "    tokenized = [tokenizer(text, return_tensors='pt') for text in strings]\n"
+        "    lens = [t.input_ids.ne(tokenizer.pad_token_id).sum().item() for t in tokenized]\n"
+        "    outputs = [model(**t) for t in tokenized]\n"
+        "    return lens, [o.logits.argmax().item() for o in outputs]\n"
+    )
+    # The tokenizer's tensors stay on the host (7); the model's outputs are wherever it runs (9).
+    assert _found(body) == [("SYNC101", 9)]
+
+
 def test_a_comparison_with_a_string_is_no_tensor_test() -> None:
     body = (
         "class Block(torch.nn.Module):\n"

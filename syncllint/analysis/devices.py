@@ -167,10 +167,10 @@ class DeviceInference(
             elements = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
         else:
             elements = [e.value for e in node.elements if isinstance(e, cst.Element)]
-        if elements and len(elements) <= _CONTAINER_ELEMENTS_READ and all(
-            self.infer(e).place is Place.HOST_TENSOR for e in elements
-        ):
-            return HOST_TENSOR
+        values = [self.infer(e) for e in elements] if len(elements) <= _CONTAINER_ELEMENTS_READ else []
+        if values and all(v.place is Place.HOST_TENSOR for v in values):
+            # ``[tokenizer(t, return_tensors="pt") for t in texts]``: records whose fields are host data.
+            return values[0] if all(v.host_record for v in values) else HOST_TENSOR
         return PYTHON
 
     def set_local(self, name: str, value: Value) -> None:
