@@ -143,6 +143,26 @@ def top(n):
     assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC304", 20)]
 
 
+def test_helpers_returning_a_comparison_of_host_tensors_give_host_masks() -> None:
+    source = """\
+import torch
+
+def pad(sizes, device):
+    def length_to_mask(lens):
+        lens = torch.tensor(lens, dtype=torch.long)
+        base = torch.arange(int(max(lens))).expand(len(lens), -1)
+        return base < lens.unsqueeze(1)
+
+    def keeps(lens, limit):
+        return lens.unsqueeze(1) < limit
+
+    return length_to_mask(sizes).to(device), keeps(sizes, 3).to(device)
+"""
+    # A mask compared from two host tensors is on the host, so moving it blocks (12); a comparison
+    # of a parameter shows nothing.
+    assert [(d.code, d.start.row) for d in lint(source)] == [("SYNC202", 12)]
+
+
 def test_an_attribute_built_by_torch_tensor_of_a_parameter_is_host_data_for_its_readers() -> None:
     source = """\
 import torch

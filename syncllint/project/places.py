@@ -42,6 +42,9 @@ _CHAIN_STARTS = api.TORCH_FACTORIES | api.HOST_TENSOR_FUNCTIONS
 _NOT_COMPUTING = api.TORCH_FACTORIES | api.TORCH_HOST_FUNCTIONS | api.TORCH_ANY_RESULT_FUNCTIONS
 
 
+# Comparisons that compare tensors elementwise (``is`` / ``in`` give a Python bool).
+_ELEMENTWISE_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
 
 class PlaceReader:
     """The place rules, over a module's imports (``qualify``) and conventions."""
@@ -222,6 +225,9 @@ class PlaceReader:
             # ``shift * values`` of a host ``values``: as the engine combines operands, a shown
             # device wins, then a shown host; numbers and unshown names take the other's place.
             return _meeting({self.place_of(expr.left, locals_, depth + 1), self.place_of(expr.right, locals_, depth + 1)})
+        if isinstance(expr, ast.Compare) and all(isinstance(op, _ELEMENTWISE_COMPARISONS) for op in expr.ops):
+            # ``base < lens.unsqueeze(1)``: an elementwise comparison is where its tensors are.
+            return _meeting({self.place_of(e, locals_, depth + 1) for e in (expr.left, *expr.comparators)})
         receiver = expr
         while True:
             if isinstance(receiver, ast.Attribute) and (
