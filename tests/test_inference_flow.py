@@ -266,3 +266,24 @@ def test_a_product_with_a_negated_host_factory_is_host_data_for_a_callee() -> No
     assert rows(MASKED_ON_HOST, "SYNC101") == []
     # Beside a mask of unknown place the product says nothing: the helper's ``.item()`` stays.
     assert rows(MASKED_ON_HOST.replace("~torch.eye(features, dtype=bool)", "~self.mask"), "SYNC101") == [13]
+
+
+INDEX_OR_LENGTH = """\
+import torch
+
+def trim(input_ids: torch.Tensor, pad: torch.Tensor):
+    bsz, seq_len = input_ids.shape
+    start_ids = (input_ids == -1).nonzero()[:, 1]
+    if len(start_ids) > 0:
+        first = start_ids.max()
+    else:
+        first = seq_len
+    last = seq_len if pad is None else pad.shape[0]
+    return input_ids[..., :first], input_ids[..., :last]
+"""
+
+
+def test_a_bound_that_is_a_device_tensor_in_one_arm_and_an_int_in_the_other_may_be_either() -> None:
+    # On the path that found a start, ``first`` is a 0-d device tensor: slicing by it reads it (11);
+    # ``last`` is an int on both paths.
+    assert rows(INDEX_OR_LENGTH, "SYNC504") == [11]

@@ -293,9 +293,13 @@ def _moves(value: cst.BaseExpression, name: str) -> bool:
 
 def _holds_either(now: Value, other: Value, split: bool) -> bool:
     """Whether a name holds either arm's value after an ``if``: under a test that splits CUDA from
-    host, a host tensor in one arm and a device one in the other; under any test, device specs
-    naming two places (``device = "cuda"`` / ``device = "cpu"``). Otherwise flow order stands."""
+    host, a host tensor in one arm and a device one in the other; under any test, a tensor that
+    may be on the device in one arm and a Python number in the other (``first = start_ids.max()`` / ``first = seq_len``:
+    a bound read as an int syncs on the device path), or device specs naming two places
+    (``device = "cuda"`` / ``device = "cpu"``). Otherwise flow order stands."""
     places = {now.place, other.place}
     if split and Place.HOST_TENSOR in places and places & {Place.DEVICE, Place.TENSOR}:
         return True
+    if places in ({Place.DEVICE, Place.PYTHON}, {Place.TENSOR, Place.PYTHON}):
+        return (now if now.place is Place.PYTHON else other).zero_dim
     return None not in (now.device_literal, other.device_literal) and now.device_literal is not other.device_literal
