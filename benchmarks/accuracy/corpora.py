@@ -667,6 +667,27 @@ CORPORA = (
     # Added for uniform232: Lightning Bolts (Lightning models, callbacks, losses and datamodules),
     # never tuned on; drawn beside uniform226.
     Corpus("lightning_bolts", "0.7.0"),
+    # Added for uniform233: EnCodec (Meta's neural audio codec: SEANet, residual vector quantizer,
+    # compression), never tuned on; drawn after session 33's changes.
+    Corpus("encodec", "0.1.1", sdist=True),
+    # Added for uniform234: Vocos (a Fourier-based vocoder: backbones, heads, feature extractors),
+    # never tuned on; drawn beside uniform233.
+    Corpus("vocos", "0.1.0"),
+    # Added for uniform235: Descript Audio Codec (an improved RVQGAN codec: model, training nets,
+    # compression utilities), never tuned on; drawn beside uniform233.
+    Corpus("descript_audio_codec", "1.0.0", package="dac"),
+    # Added for uniform236: Open-Unmix (music source separation: models, filtering, inference),
+    # never tuned on; drawn beside uniform233.
+    Corpus("openunmix", "1.3.0"),
+    # Added for uniform237: DALLE2-pytorch (unCLIP: diffusion prior, decoder, trainers),
+    # never tuned on; drawn beside uniform233.
+    Corpus("dalle2_pytorch", "1.15.6"),
+    # Added for uniform238: GFPGAN (blind face restoration on BasicSR: models, architectures,
+    # restorer), never tuned on; drawn beside uniform233.
+    Corpus("gfpgan", "1.3.8"),
+    # Added for uniform239: facexlib (face detection, parsing, alignment and matting helpers),
+    # never tuned on; drawn beside uniform233.
+    Corpus("facexlib", "0.3.0"),
 )
 
 
